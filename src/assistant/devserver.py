@@ -1,0 +1,217 @@
+"""Start and stop a local `langgraph dev` server, for the demo and the end-to-end tests.
+
+The server runs from its own working directory (where it keeps ``.langgraph_api/``),
+on a free loopback port, with analytics, version checks, tracing and the browser off.
+With ``scripted=True`` it serves the graph with :class:`~assistant.scripted.ScriptedChatModel`
+patched into the model seam, so it needs no API key and no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import assistant
+
+__all__ = ["DevServer", "free_port"]
+
+PACKAGE_DIR = Path(assistant.__file__).resolve().parent
+
+SCRIPTED_APP = '''"""Serve the assistant graph with the scripted model in the model seam."""
+import os
+
+from assistant import models
+from assistant.scripted import ScriptedChatModel
+
+_model = ScriptedChatModel(
+    log_path=os.environ.get("ASSISTANT_SCRIPTED_LOG") or None,
+    fail_on=os.environ.get("ASSISTANT_SCRIPTED_FAIL_ON") or None,
+)
+models.get_chat_model = lambda model="": _model
+
+from assistant.graph import graph  # noqa: E402
+'''
+
+QUIET_ENV = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+    "PYTHONUNBUFFERED": "1",
+}
+"""Stops every network call `langgraph dev` would make by itself."""
+
+PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSISTANT_MODEL", "LANGSMITH_API_KEY")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(kw_only=True)
+class DevServer:
+    """A `langgraph dev` process serving the assistant graph from ``workdir``.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Stopping is
+    clean (SIGINT), so the server flushes threads and the store to disk, and a new
+    DevServer on the same ``workdir`` finds them again.
+    """
+
+    workdir: Path
+    """Working directory; the server keeps its data in ``workdir/.langgraph_api``."""
+    scripted: bool = True
+    """Patch the scripted model into the seam; False serves the graph as deployed."""
+    port: int = 0
+    """Port to listen on; 0 picks a free one at start."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for the server process."""
+    n_jobs_per_worker: int = 4
+    """Runs the server executes at once."""
+    startup_timeout_s: float = 120.0
+    """How long to wait for the server to answer before giving up."""
+
+    process: subprocess.Popen[bytes] | None = None
+    _log: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL of the server."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        """The server's combined stdout and stderr."""
+        return self.workdir / "server.log"
+
+    @property
+    def scripted_log_path(self) -> Path:
+        """One JSON line per scripted-model call (when ``scripted``)."""
+        return self.workdir / "scripted_calls.jsonl"
+
+    def write_config(self) -> Path:
+        """Write the langgraph.json (and the scripted app module) the server loads."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        graph = f"{PACKAGE_DIR / 'graph.py'}:graph"
+        if self.scripted:
+            app = self.workdir / "scripted_app.py"
+            app.write_text(SCRIPTED_APP, encoding="utf-8")
+            graph = f"{app}:graph"
+        config = {
+            "dependencies": ["."],
+            "graphs": {"assistant": graph},
+            "store": {
+                "index": {
+                    "dims": 384,
+                    "embed": f"{PACKAGE_DIR / 'embeddings.py'}:embeddings",
+                    "fields": ["content"],
+                }
+            },
+        }
+        path = self.workdir / "langgraph.json"
+        path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        return path
+
+    def start(self) -> DevServer:
+        """Start the server and wait until it answers on ``/ok``."""
+        config = self.write_config()
+        self.port = self.port or free_port()
+        env = {k: v for k, v in os.environ.items() if not (self.scripted and k in PROVIDER_ENV)}
+        env.update(QUIET_ENV)
+        if self.scripted:
+            env["ASSISTANT_SCRIPTED_LOG"] = str(self.scripted_log_path)
+        env.update(self.env)
+        cli = Path(sys.executable).with_name("langgraph")
+        command = [
+            str(cli),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--config",
+            str(config),
+            "--n-jobs-per-worker",
+            str(self.n_jobs_per_worker),
+        ]
+        self._log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            command,
+            cwd=self.workdir,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._wait_until_ready()
+        return self
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(
+                    f"langgraph dev exited with code {self.process.returncode}; "
+                    f"log:\n{self.log_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise TimeoutError(
+            f"langgraph dev did not answer within {self.startup_timeout_s}s; "
+            f"log:\n{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The last lines of the server log."""
+        if not self.log_path.exists():
+            return ""
+        text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop the server cleanly (SIGINT, so it flushes its data), or kill it."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> DevServer:
+        """Start the server."""
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Stop the server cleanly."""
+        self.stop()

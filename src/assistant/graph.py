@@ -1,0 +1,30 @@
+"""Wiring only: recall, then respond and remember in parallel, then compress if needed.
+
+START → recall ─┬─→ respond ─→ (compress?) → END
+└─→ remember ─────────────→ END
+"""
+
+from langgraph.graph import END, START, StateGraph
+
+from assistant.context import Context
+from assistant.nodes.compress import compress, should_compress
+from assistant.nodes.recall import recall
+from assistant.nodes.remember import remember
+from assistant.nodes.respond import respond
+from assistant.state import State
+
+builder = StateGraph(State, context_schema=Context)
+builder.add_node(recall)
+builder.add_node(respond)
+builder.add_node(remember)
+builder.add_node(compress)
+
+builder.add_edge(START, "recall")
+builder.add_edge("recall", "respond")
+builder.add_edge("recall", "remember")
+builder.add_conditional_edges("respond", should_compress)
+builder.add_edge("remember", END)
+builder.add_edge("compress", END)
+
+graph = builder.compile(name="assistant")
+"""The graph LangGraph Server serves; the server attaches its own checkpointer and store."""

@@ -1,0 +1,54 @@
+"""Whose memory a run may touch.
+
+With custom auth the server puts the authenticated identity into
+``config["configurable"]["langgraph_auth_user_id"]`` and strips that key from client
+input, so it cannot be spoofed. Only when no auth is configured does the graph fall
+back to the client-supplied ``Context.user_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+
+from assistant.context import Context
+from assistant.memory import validate_user_id
+
+AUTH_USER_KEY = "langgraph_auth_user_id"
+
+
+def resolve_user_id(configurable: Mapping[str, Any], context: Context | None) -> str:
+    """The validated user id: the authenticated one, else ``Context.user_id``.
+
+    >>> resolve_user_id({"langgraph_auth_user_id": "alice"}, Context(user_id="bob"))
+    'alice'
+    >>> resolve_user_id({}, Context(user_id="bob"))
+    'bob'
+
+    Raises:
+        InvalidUserIdError: The id cannot name a namespace; it is never replaced
+            by another user's id.
+    """
+    authenticated = configurable.get(AUTH_USER_KEY)
+    if authenticated:
+        return validate_user_id(authenticated)
+    return validate_user_id((context or Context()).user_id)
+
+
+def run_user_id(runtime: Runtime[Context]) -> str:
+    """The user id of the run in progress (call from inside a node)."""
+    return resolve_user_id(get_config().get("configurable") or {}, runtime.context)
+
+
+def require_store(store: BaseStore | None) -> BaseStore:
+    """The run's store, or a clear error when the graph was compiled without one."""
+    if store is None:
+        raise RuntimeError(
+            "The assistant graph needs a store: run it on LangGraph Server (which provides "
+            "one) or compile it with `builder.compile(store=make_store(), ...)`."
+        )
+    return store

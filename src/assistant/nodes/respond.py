@@ -1,0 +1,97 @@
+"""`respond`: answer the user with the recalled facts and the running summary in view."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from assistant import models, prompts
+from assistant.context import Context
+from assistant.history import keep_recent_start, truncate_text
+from assistant.state import RecalledFact, State
+from assistant.tokens import count_message_tokens
+
+EMPTY_MESSAGE_REPLY = (
+    "Your message looks empty. What would you like to talk about?\n"
+    "你的消息好像是空的，想聊些什么呢？"
+)
+
+
+async def respond(state: State, runtime: Runtime[Context]) -> State:
+    """Call the chat model on the system prompt plus the thread's recent messages."""
+    context = runtime.context or Context()
+    messages = state.get("messages", [])
+    if messages and _is_blank(messages[-1]):
+        return {"messages": [AIMessage(content=EMPTY_MESSAGE_REPLY)]}
+    system = build_system_prompt(
+        persona=context.system_prompt,
+        now=datetime.now().astimezone(),
+        facts=state.get("recalled", []),
+        summary=state.get("summary", ""),
+    )
+    model = models.get_chat_model(context.model)
+    prompt_messages = fit_messages(messages, max_tokens=context.max_context_tokens)
+    response = await model.ainvoke([SystemMessage(content=system), *prompt_messages])
+    return {"messages": [response]}
+
+
+def _is_blank(message: BaseMessage) -> bool:
+    """A human message with no text and no image or file blocks."""
+    if not isinstance(message, HumanMessage) or message.text.strip():
+        return False
+    return isinstance(message.content, str) or all(
+        isinstance(block, str) or block.get("type") == "text" for block in message.content
+    )
+
+
+def build_system_prompt(
+    *, persona: str, now: datetime, facts: Sequence[RecalledFact], summary: str
+) -> str:
+    """The system prompt: persona, current time, recalled facts and the running summary.
+
+    >>> from datetime import datetime, timezone
+    >>> print(build_system_prompt(persona="Be kind.", now=datetime(2026, 1, 2, tzinfo=timezone.utc),
+    ...       facts=[{"id": "1", "content": "Lives in Hangzhou", "category": "location"}],
+    ...       summary=""))
+    Be kind.
+    <BLANKLINE>
+    Current time: 2026-01-02 00:00 (Friday, UTC)
+    <BLANKLINE>
+    What you remember about this user (most relevant first; may be empty):
+    <user_facts>
+    - Lives in Hangzhou
+    </user_facts>
+    """
+    prompt = prompts.SYSTEM_PROMPT.format(
+        persona=persona.strip(),
+        time=now.strftime("%Y-%m-%d %H:%M (%A, %Z)"),
+        user_facts="\n".join(f"- {fact['content']}" for fact in facts),
+        summary_block=prompts.SUMMARY_BLOCK.format(summary=summary.strip())
+        if summary.strip()
+        else "",
+    )
+    return prompt
+
+
+def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[BaseMessage]:
+    """The most recent messages that fit in ``max_tokens``, cut at a human message.
+
+    Normally ``compress`` keeps the thread within budget; this guards the prompt when a
+    single turn is larger than the budget, by shortening the oversized message's text.
+    """
+    kept = list(messages[keep_recent_start(messages, max_tokens=max_tokens) :])
+    overflow = sum(count_message_tokens(message) for message in kept) - max_tokens
+    if overflow <= 0:
+        return kept
+    fitted: list[BaseMessage] = []
+    for message in kept:
+        tokens = count_message_tokens(message)
+        if overflow > 0 and isinstance(message.content, str) and tokens > overflow:
+            shortened = truncate_text(message.content, tokens - overflow - 8)
+            message = message.model_copy(update={"content": shortened})
+            overflow = 0
+        fitted.append(message)
+    return fitted

@@ -1,0 +1,248 @@
+"""A deterministic, offline stand-in for a chat model, for `make demo` and end-to-end tests.
+
+:class:`ScriptedChatModel` never calls a network. It recognises the three kinds of
+request the graph makes (reply, fact extraction, summarisation) and answers each with
+simple rules, so memory can be watched working without an API key. Every reply starts
+with ``[scripted]`` so nobody mistakes it for a real model. It can append a JSON line per
+call to a log file, which is how the demo and the tests see the exact prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel
+
+from assistant.tokens import count_messages_tokens, count_text_tokens
+
+__all__ = ["ScriptedChatModel", "extract_statements", "scripted_summary"]
+
+LABEL = "[scripted]"
+_LOG_LOCK = threading.Lock()
+
+# (pattern, template, category): the pattern's groups fill the template.
+_VALUE = r"([^,.;!?]+?)(?=\s+(?:and|but|so|because|since)\b|[,.;!?]|$)"
+_ENGLISH_RULES: list[tuple[str, str, str]] = [
+    (r"\bmy name is " + _VALUE, "Name is {}", "identity"),
+    (r"\bi(?:'m| am) called " + _VALUE, "Name is {}", "identity"),
+    (r"\bi (?:live|am living|'m living) in " + _VALUE, "Lives in {}", "location"),
+    (r"\bi(?:'ve| have)? moved (?:from [^,.;!?]+? )?to " + _VALUE, "Lives in {}", "location"),
+    (r"\bi(?:'m| am) allergic to " + _VALUE, "Allergic to {}", "constraint"),
+    (r"\bi (?:work as|am working as) (?:an? )?" + _VALUE, "Works as {}", "identity"),
+    (
+        r"\bi(?:'m| am) an? ([a-z ]*(?:engineer|developer|doctor|nurse|teacher|designer|student))",
+        "Is a {}",
+        "identity",
+    ),
+    (r"\bi (?:really )?(?:like|love|enjoy) " + _VALUE, "Likes {}", "preference"),
+    (r"\bi prefer " + _VALUE, "Prefers {}", "preference"),
+    (r"\bi (?:hate|dislike|don't like) " + _VALUE, "Dislikes {}", "preference"),
+    (
+        r"\bmy (dog|cat|wife|husband|son|daughter|partner|sister|brother)(?:'s name)? is "
+        r"(?:called |named )?" + _VALUE,
+        "{} is {}",
+        "relationship",
+    ),
+    (r"\bi(?:'m| am) (?:working on|building) " + _VALUE, "Is working on {}", "project"),
+    (r"\bi(?:'ve| have)? decided to " + _VALUE, "Decided to {}", "decision"),
+]
+_CHINESE_RULES: list[tuple[str, str, str]] = [
+    (r"我(?:的名字)?叫([^，。；！？,.!?\s]+)", "名字是{}", "identity"),
+    (r"我(?:现在)?住在([^，。；！？,.!?\s]+)", "住在{}", "location"),
+    (r"我搬到了?([^，。；！？,.!?\s]+)", "住在{}", "location"),
+    (r"我对([^，。；！？,.!?\s]+)过敏", "对{}过敏", "constraint"),
+    (r"我(?:很|特别|最)?喜欢([^，。；！？,.!?\s]+)", "喜欢{}", "preference"),
+    (r"我不喜欢([^，。；！？,.!?\s]+)", "不喜欢{}", "preference"),
+    (r"我是(?:一名|一个|个)?([^，。；！？,.!?\s]+)", "是{}", "identity"),
+    (r"我的(狗|猫|妻子|丈夫|儿子|女儿)叫([^，。；！？,.!?\s]+)", "{}叫{}", "relationship"),
+    (r"我(?:在做|正在做)([^，。；！？,.!?\s]+)", "在做{}", "project"),
+    (r"我决定([^，。；！？,.!?\s]+)", "决定{}", "decision"),
+]
+
+
+def extract_statements(text: str) -> list[dict[str, Any]]:
+    """Facts the rules find in ``text``, as extractor output dicts.
+
+    >>> [f["content"] for f in extract_statements("Hi! My name is Alice and I live in Hangzhou.")]
+    ['Name is Alice', 'Lives in Hangzhou']
+    >>> [f["content"] for f in extract_statements("我叫小明，我住在成都。")]
+    ['名字是小明', '住在成都']
+    """
+    found: list[tuple[int, dict[str, Any]]] = []
+    for rules, flags in ((_ENGLISH_RULES, re.IGNORECASE), (_CHINESE_RULES, 0)):
+        for pattern, template, category in rules:
+            for match in re.finditer(pattern, text, flags):
+                parts = [group.strip() for group in match.groups()]
+                if len(parts) > 1:
+                    parts[0] = parts[0].capitalize() if rules is _ENGLISH_RULES else parts[0]
+                content = template.format(*parts)
+                fact = {"content": content, "category": category, "confidence": 0.9}
+                found.append((match.start(), fact))
+    found.sort(key=lambda pair: pair[0])
+    unique = {str(fact["content"]): fact for _, fact in reversed(found)}
+    return list(reversed(unique.values()))
+
+
+def scripted_summary(existing: str, transcript: str, *, max_tokens: int) -> str:
+    r"""Fold the user's lines of ``transcript`` into ``existing``, within ``max_tokens``.
+
+    The oldest lines (who the user is) fill up to half the budget, the newest fill the
+    rest, and the middle gives way.
+
+    >>> scripted_summary("- My name is Alice", "User: I like tea\nAssistant: ok", max_tokens=50)
+    '- My name is Alice\n- I like tea'
+    """
+    lines = [line for line in existing.splitlines() if line.strip() and line != "(none yet)"]
+    lines += [
+        "- " + line.removeprefix("User: ").strip()
+        for line in transcript.splitlines()
+        if line.startswith("User: ")
+    ]
+    lines = list(dict.fromkeys(lines))
+    head: list[str] = []
+    budget = max_tokens // 2
+    for line in lines:
+        budget -= count_text_tokens(line) + 1
+        if budget < 0:
+            break
+        head.append(line)
+    tail: list[str] = []
+    budget = max_tokens - sum(count_text_tokens(line) + 1 for line in head)
+    for line in reversed(lines[len(head) :]):
+        budget -= count_text_tokens(line) + 1
+        if budget < 0:
+            break
+        tail.append(line)
+    return "\n".join(head + tail[::-1])
+
+
+def _section(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
+    return match.group(1).strip() if match else ""
+
+
+def _has_cjk(text: str) -> bool:
+    return re.search("[\u4e00-\u9fff]", text) is not None
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Rule-based chat model: replies, extracts facts and summarises without any network.
+
+    >>> model = ScriptedChatModel()
+    >>> model.invoke("hello").text.startswith("[scripted]")
+    True
+    """
+
+    log_path: str | None = None
+    """Append one JSON line per call here (kind, system prompt, prompt tokens, ...)."""
+
+    fail_on: str | None = None
+    """Raise a RuntimeError for any request containing this text (to test faults)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _log(self, record: dict[str, Any]) -> None:
+        if not self.log_path:
+            return
+        with _LOG_LOCK, Path(self.log_path).open("a", encoding="utf-8") as log:
+            log.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def _check_fault(self, messages: Sequence[BaseMessage]) -> None:
+        if self.fail_on and any(self.fail_on in message.text for message in messages):
+            raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        self._check_fault(messages)
+        prompt = messages[0].text if messages else ""
+        if "<new_messages>" in prompt:
+            limit = re.search(r"about (\d+) tokens", prompt)
+            summary = scripted_summary(
+                _section(prompt, "existing_summary"),
+                _section(prompt, "new_messages"),
+                max_tokens=int(limit.group(1)) if limit else 500,
+            )
+            self._log({"kind": "summarize", "summary": summary})
+            return summary
+        system = prompt if isinstance(messages[0], SystemMessage) else ""
+        conversation = [message for message in messages if not isinstance(message, SystemMessage)]
+        facts = [line[2:] for line in _section(system, "user_facts").splitlines() if line]
+        summary = _section(system, "summary")
+        tokens = count_messages_tokens(messages)
+        latest = conversation[-1].text if conversation else ""
+        self._log(
+            {
+                "kind": "respond",
+                "system": system,
+                "messages": len(conversation),
+                "prompt_tokens": tokens,
+                "latest": latest[:200],
+            }
+        )
+        if _has_cjk(latest):
+            known = "；".join(facts) if facts else "还没有"
+            return (
+                f"{LABEL} 收到。我记得关于你的事：{known}。"
+                f"{'我还有之前对话的摘要。' if summary else ''}（提示词约 {tokens} 个 token）"
+            )
+        known = "; ".join(facts) if facts else "nothing yet"
+        return (
+            f"{LABEL} Got it. What I remember about you: {known}."
+            f"{' I also have a summary of our earlier conversation.' if summary else ''}"
+            f" (prompt ≈ {tokens} tokens)"
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._reply(messages)))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for piece in re.findall(r"\S+\s*|\s+", self._reply(messages)):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools are accepted and never called: the scripted model only talks."""
+        return self
+
+    def with_structured_output(  # type: ignore[override]
+        self, schema: type[BaseModel], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, BaseModel]:
+        """Answer extraction requests with the facts :func:`extract_statements` finds."""
+
+        def extract(value: LanguageModelInput) -> BaseModel:
+            messages = self._convert_input(value).to_messages()
+            self._check_fault(messages)
+            prompt = "\n".join(message.text for message in messages)
+            facts = extract_statements(_section(prompt, "user_message"))
+            self._log({"kind": "extract", "facts": [fact["content"] for fact in facts]})
+            return schema.model_validate({"facts": facts})
+
+        runnable: Callable[[LanguageModelInput], BaseModel] = extract
+        return RunnableLambda(runnable, name="scripted_extract")
