@@ -1,0 +1,43 @@
+# The two commands a newcomer needs: `make dev` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 2025
+QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
+
+.PHONY: install dev demo test lint format clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT.
+dev: install
+	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT)
+
+## Watch memory work with a scripted model: no API key needed.
+demo: install
+	$(BIN)/python -m assistant.demo
+
+## Lint, type-check and run every test (unit and end-to-end). CI runs exactly this.
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) .langgraph_api .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,165 @@
+"""Watch memory work without an API key: ``python -m assistant.demo`` (or ``make demo``).
+
+Starts `langgraph dev` with the scripted model (rule-based, clearly labelled, no
+network) and walks through two threads of one user and one thread of another, in
+English and Chinese, then a long thread that gets compressed. For every turn it
+prints the reply, the facts recalled into the prompt, the facts stored, the running
+summary, and the prompt size the model received.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from assistant.devserver import DevServer
+from assistant.memory import FACTS_NAMESPACE
+
+BANNER = """\
+==============================================================================
+ assistant demo: SCRIPTED MODEL. Replies, fact extraction and summaries come
+ from simple rules (src/assistant/scripted.py), not from an LLM. Memory,
+ recall, isolation and compression are the real graph on a real langgraph dev.
+=============================================================================="""
+
+LONG_THREAD_CONTEXT = {
+    "max_context_tokens": 400,
+    "keep_recent_tokens": 150,
+    "summary_max_tokens": 120,
+}
+
+LONG_THREAD = [
+    "Let's plan my trip to Japan in April. I want to see the cherry blossoms in Kyoto.",
+    "My budget is about 2000 dollars for the flights and hotels together.",
+    "I've decided to fly into Osaka because it is cheaper than Tokyo from Hangzhou.",
+    "Can you suggest three quiet temples in Kyoto that are not too crowded in spring?",
+    "I prefer small guesthouses over big hotels, ideally near a train station.",
+    "What is the best way to get from Osaka to Kyoto with luggage?",
+    "我想在奈良待一天，看看小鹿，顺便吃点当地小吃。",
+    "Remember that I'm allergic to peanuts, so street food needs care.",
+    "Please list a day-by-day outline for the first four days.",
+    "Which rail pass makes sense if I only travel in the Kansai area?",
+    "Also I'd like one evening in Osaka for Dotonbori. Any tips on timing?",
+    "Let's wrap up: summarise the plan in five bullet points.",
+]
+
+
+class Demo:
+    """Drives the walkthrough against a running scripted server."""
+
+    def __init__(self, server: DevServer) -> None:
+        """Use ``server`` (already started)."""
+        self.server = server
+        self.client: LangGraphClient = get_client(url=server.url, api_key=None)
+        self._log_offset = 0
+
+    def _new_model_calls(self) -> list[dict[str, Any]]:
+        path = self.server.scripted_log_path
+        if not path.exists():
+            return []
+        lines = path.read_text(encoding="utf-8").splitlines()
+        fresh, self._log_offset = lines[self._log_offset :], len(lines)
+        return [json.loads(line) for line in fresh]
+
+    async def facts(self, user_id: str) -> list[str]:
+        """Every fact stored for ``user_id``."""
+        found = await self.client.store.search_items([FACTS_NAMESPACE, user_id], limit=100)
+        return [str(item["value"]["content"]) for item in found["items"]]
+
+    async def turn(
+        self, thread_id: str, user_id: str, text: str, context: dict[str, Any] | None = None
+    ) -> None:
+        """Send one user message and print what memory did with it."""
+        before = set(await self.facts(user_id))
+        payload: dict[str, Any] = {"messages": [{"role": "user", "content": text}]}
+        result = await self.client.runs.wait(
+            thread_id, "assistant", input=payload, context={"user_id": user_id, **(context or {})}
+        )
+        state = await self.client.threads.get_state(thread_id)
+        values: dict[str, Any] = state["values"]  # type: ignore[assignment]
+        calls = self._new_model_calls()
+        respond = [call for call in calls if call["kind"] == "respond"]
+        compressed = any(call["kind"] == "summarize" for call in calls)
+        reply = result["messages"][-1]["content"] if isinstance(result, dict) else result
+        stored = [fact for fact in await self.facts(user_id) if fact not in before]
+        print(f"  {user_id}> {text}")
+        print(f"  assistant> {reply}")
+        recalled = [fact["content"] for fact in values.get("recalled", [])]
+        print(f"    recalled into prompt: {recalled or '-'}")
+        print(f"    newly stored facts:   {stored or '-'}")
+        if respond:
+            print(
+                f"    prompt to model:      {respond[-1]['prompt_tokens']} tokens, "
+                f"{len(values.get('messages', []))} messages in thread"
+                + ("  [compressed this turn]" if compressed else "")
+            )
+
+    async def new_thread(self, title: str) -> str:
+        """Create a thread and print a header for it."""
+        thread = await self.client.threads.create()
+        print(f"\n--- {title} (thread …{thread['thread_id'][-8:]}) ---")
+        return str(thread["thread_id"])
+
+    async def run(self) -> None:
+        """The whole walkthrough."""
+        print(BANNER)
+        alice, bob = "alice", "bob"
+
+        thread = await self.new_thread("alice, thread 1, English")
+        await self.turn(thread, alice, "Hi! My name is Alice and I live in Hangzhou.")
+        await self.turn(thread, alice, "I'm allergic to peanuts, and I prefer short answers.")
+
+        thread = await self.new_thread("alice, thread 2, 中文")
+        await self.turn(thread, alice, "我喜欢喝龙井茶，我的猫叫Mochi。")
+        await self.turn(thread, alice, "周末有什么好玩的？")
+
+        thread = await self.new_thread("bob, thread 1, 中文 (another user)")
+        await self.turn(thread, bob, "我叫小王，我住在成都。")
+        await self.turn(thread, bob, "Where does Alice live? 你知道 Alice 的事吗？")
+
+        thread = await self.new_thread("alice, thread 3: recall across threads and languages")
+        await self.turn(thread, alice, "What do you remember about me? 你还记得我什么？")
+
+        thread = await self.new_thread(
+            f"alice, thread 4: a long thread with a small budget {LONG_THREAD_CONTEXT}"
+        )
+        for text in LONG_THREAD:
+            await self.turn(thread, alice, text, LONG_THREAD_CONTEXT)
+        state = await self.client.threads.get_state(thread)
+        values: dict[str, Any] = state["values"]  # type: ignore[assignment]
+        print("\n  running summary of thread 4 (rides in the system prompt):")
+        for line in str(values.get("summary", "")).splitlines():
+            print(f"    {line}")
+
+        print("\n--- what the store holds ---")
+        for user_id in (alice, bob):
+            print(f"  ('{FACTS_NAMESPACE}', '{user_id}'): {await self.facts(user_id)}")
+
+
+async def _main(workdir: Path) -> None:
+    with DevServer(workdir=workdir, scripted=True) as server:
+        print(f"langgraph dev (scripted) at {server.url}, data in {workdir}")
+        await Demo(server).run()
+
+
+def main() -> None:
+    """Entry point for ``python -m assistant.demo``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--workdir", type=Path, help="keep the server's data here")
+    args = parser.parse_args()
+    if args.workdir:
+        asyncio.run(_main(args.workdir))
+        return
+    with tempfile.TemporaryDirectory(prefix="assistant-demo-") as tmp:
+        asyncio.run(_main(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
