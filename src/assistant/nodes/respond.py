@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -89,9 +90,21 @@ def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[Ba
     fitted: list[BaseMessage] = []
     for message in kept:
         tokens = count_message_tokens(message)
-        if overflow > 0 and isinstance(message.content, str) and tokens > overflow:
-            shortened = truncate_text(message.content, tokens - overflow - 8)
-            message = message.model_copy(update={"content": shortened})
+        if overflow > 0 and tokens > overflow and message.text:
+            shortened = truncate_text(message.text, max(tokens - overflow - 8, 1))
+            message = message.model_copy(update={"content": _replace_text(message, shortened)})
             overflow = 0
         fitted.append(message)
     return fitted
+
+
+def _replace_text(message: BaseMessage, text: str) -> str | list[str | dict[str, Any]]:
+    """The message's content with its text replaced by ``text``, other blocks kept."""
+    if isinstance(message.content, str):
+        return text
+    others = [
+        block
+        for block in message.content
+        if isinstance(block, dict) and block.get("type") not in ("text", None)
+    ]
+    return [{"type": "text", "text": text}, *others]

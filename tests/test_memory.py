@@ -1,0 +1,235 @@
+"""The store layer: where a user's facts live, what a stored fact holds, and recall."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from assistant import models
+from assistant.memory import (
+    InvalidUserIdError,
+    find_duplicate,
+    make_store,
+    recall,
+    save_memory,
+    user_facts_namespace,
+    validate_user_id,
+)
+from assistant.models import EMBEDDING_DIMS, E5Embeddings
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_user_facts_namespace() -> None:
+    assert user_facts_namespace("alice") == ("user_facts", "alice")
+    assert user_facts_namespace("用户-42") == ("user_facts", "用户-42")
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "a.b", "langgraph-x", "has space", "tab\there", "x" * 200, None, 123]
+)
+def test_invalid_user_ids_are_rejected_and_shown(bad: object) -> None:
+    with pytest.raises(InvalidUserIdError) as caught:
+        validate_user_id(bad)
+    assert repr(bad) in str(caught.value)
+    if isinstance(bad, str):
+        with pytest.raises(InvalidUserIdError):
+            user_facts_namespace(bad)
+
+
+def test_invalid_user_id_is_a_value_error() -> None:
+    assert issubclass(InvalidUserIdError, ValueError)
+
+
+def test_longest_valid_user_id() -> None:
+    assert validate_user_id("x" * 128) == "x" * 128
+
+
+async def test_save_memory_stores_the_fact_with_its_metadata(store: InMemoryStore) -> None:
+    key = await save_memory(
+        store,
+        "alice",
+        "  Lives in Hangzhou  ",
+        category="location",
+        thread_id="thread-7",
+        message_id="msg-3",
+        confidence=0.9,
+    )
+    assert isinstance(key, str) and key
+    item = await store.aget(("user_facts", "alice"), key)
+    assert item is not None
+    value = item.value
+    assert value["content"] == "Lives in Hangzhou"
+    assert value["category"] == "location"
+    assert value["thread_id"] == "thread-7"
+    assert value["message_id"] == "msg-3"
+    assert value["confidence"] == 0.9
+    created = datetime.fromisoformat(value["created_at"])
+    assert created.tzinfo is not None
+    assert value["updated_at"] == value["created_at"]
+
+
+async def test_save_memory_defaults_category_and_sets_its_own_timestamps(
+    store: InMemoryStore,
+) -> None:
+    key = await save_memory(store, "alice", "Likes green tea", created_at="1999-01-01")
+    item = await store.aget(("user_facts", "alice"), key)
+    assert item is not None
+    assert item.value["content"] == "Likes green tea"
+    assert item.value["category"] == "other"
+    assert item.value["created_at"] != "1999-01-01"
+
+
+async def test_each_saved_fact_gets_its_own_key(store: InMemoryStore) -> None:
+    first = await save_memory(store, "alice", "Likes green tea")
+    second = await save_memory(store, "alice", "Likes oolong tea")
+    assert first != second
+    assert len(await store.asearch(("user_facts", "alice"))) == 2
+
+
+@pytest.mark.parametrize("content", ["", "   \n"])
+async def test_empty_content_raises(store: InMemoryStore, content: str) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        await save_memory(store, "alice", content)
+    assert await store.asearch(("user_facts", "alice")) == []
+
+
+async def test_overlong_content_raises(store: InMemoryStore) -> None:
+    with pytest.raises(ValueError, match="at most"):
+        await save_memory(store, "alice", "x" * 501)
+
+
+async def test_save_memory_rejects_invalid_user(store: InMemoryStore) -> None:
+    with pytest.raises(InvalidUserIdError):
+        await save_memory(store, "a.b", "Lives in Hangzhou")
+
+
+async def test_recall_returns_best_first_and_respects_limit(store: InMemoryStore) -> None:
+    for fact in [
+        "Likes green tea",
+        "Lives in Hangzhou",
+        "Works as a nurse",
+        "Has a cat named Mochi",
+        "Is allergic to peanuts",
+    ]:
+        await save_memory(store, "alice", fact)
+    items = await recall(store, "alice", "lives in hangzhou", limit=3)
+    assert len(items) == 3
+    assert items[0].value["content"] == "Lives in Hangzhou"
+    scores = [item.score for item in items]
+    assert all(score is not None for score in scores)
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    assert len(await recall(store, "alice", "anything", limit=10)) == 5
+    assert await recall(store, "alice", "anything", limit=0) == []
+
+
+async def test_recall_is_isolated_between_users(store: InMemoryStore) -> None:
+    await save_memory(store, "alice", "Lives in Hangzhou")
+    await save_memory(store, "bob", "Lives in Chengdu")
+    alice = await recall(store, "alice", "where does the user live", limit=10)
+    bob = await recall(store, "bob", "where does the user live", limit=10)
+    assert [item.value["content"] for item in alice] == ["Lives in Hangzhou"]
+    assert [item.value["content"] for item in bob] == ["Lives in Chengdu"]
+    assert await recall(store, "carol", "where does the user live", limit=10) == []
+
+
+async def test_recall_with_blank_query_still_lists_facts(store: InMemoryStore) -> None:
+    await save_memory(store, "alice", "Lives in Hangzhou")
+    items = await recall(store, "alice", "   ", limit=5)
+    assert [item.value["content"] for item in items] == ["Lives in Hangzhou"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "candidate"),
+    [
+        ("Lives in Hangzhou.", "lives in hangzhou"),
+        ("Lives in  Hangzhou", "LIVES IN HANGZHOU!"),
+        ("住在杭州。", "住在杭州"),
+    ],
+)
+async def test_find_duplicate_finds_trivially_different_wordings(
+    store: InMemoryStore, stored: str, candidate: str
+) -> None:
+    key = await save_memory(store, "alice", stored)
+    duplicate = await find_duplicate(store, "alice", candidate)
+    assert duplicate is not None
+    assert duplicate.key == key
+
+
+async def test_find_duplicate_returns_none_for_a_different_fact(store: InMemoryStore) -> None:
+    await save_memory(store, "alice", "Lives in Hangzhou")
+    await save_memory(store, "alice", "Likes green tea")
+    assert await find_duplicate(store, "alice", "Lives in Chengdu") is None
+    assert await find_duplicate(store, "alice", "Is allergic to peanuts") is None
+
+
+async def test_find_duplicate_does_not_look_at_other_users(store: InMemoryStore) -> None:
+    await save_memory(store, "bob", "Lives in Hangzhou")
+    assert await find_duplicate(store, "alice", "Lives in Hangzhou") is None
+
+
+def test_make_store_matches_langgraph_json() -> None:
+    config = json.loads((REPO_ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    index = config["store"]["index"]
+    models.get_embeddings.cache_clear()
+    try:
+        store = make_store()
+        assert isinstance(store, InMemoryStore)
+        assert store.index_config is not None
+        assert store.index_config["dims"] == index["dims"] == EMBEDDING_DIMS
+        assert store.index_config["fields"] == index["fields"]
+        assert isinstance(store.embeddings, E5Embeddings)
+    finally:
+        models.get_embeddings.cache_clear()
+
+
+# --------------------------------------------------------------------------- real embedder
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embeddings:
+    return E5Embeddings()
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+FACTS = ["Lives in Hangzhou", "Likes green tea", "住在杭州", "Has a cat named Mochi"]
+
+
+def test_e5_returns_normalised_384_dim_vectors(e5: E5Embeddings) -> None:
+    documents = e5.embed_documents(FACTS)
+    assert len(documents) == len(FACTS)
+    assert all(len(vector) == EMBEDDING_DIMS for vector in documents)
+    query = e5.embed_query("where does the user live?")
+    assert len(query) == EMBEDDING_DIMS
+    assert cosine(query, query) == pytest.approx(1.0, abs=1e-3)
+    assert e5.embed_documents([]) == []
+
+
+def test_e5_ranks_the_relevant_fact_first_across_languages(e5: E5Embeddings) -> None:
+    documents = dict(zip(FACTS, e5.embed_documents(FACTS), strict=True))
+
+    english = e5.embed_query("where does the user live?")
+    scores = {fact: cosine(english, vector) for fact, vector in documents.items()}
+    assert max(scores, key=scores.__getitem__) == "Lives in Hangzhou"
+    assert scores["住在杭州"] > scores["Likes green tea"]
+
+    chinese = e5.embed_query("用户住在哪里？")
+    scores = {fact: cosine(chinese, vector) for fact, vector in documents.items()}
+    assert max(scores, key=scores.__getitem__) == "住在杭州"
+    assert scores["Lives in Hangzhou"] > scores["Likes green tea"]
+    assert scores["Lives in Hangzhou"] > scores["Has a cat named Mochi"]
+
+
+async def test_production_store_recalls_across_languages(e5: E5Embeddings) -> None:
+    store = InMemoryStore(index={"dims": EMBEDDING_DIMS, "embed": e5, "fields": ["content"]})
+    for fact in ["Lives in Hangzhou", "Likes green tea", "Has a cat named Mochi"]:
+        await save_memory(store, "alice", fact)
+    items = await recall(store, "alice", "用户住在哪里？", limit=3)
+    assert items[0].value["content"] == "Lives in Hangzhou"

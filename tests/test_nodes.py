@@ -1,0 +1,733 @@
+"""The graph end to end in process: the real nodes, store and checkpointer; a scripted model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.memory import InMemoryStore
+
+from assistant import prompts
+from assistant.context import Context
+from assistant.memory import InvalidUserIdError, save_memory
+from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
+from assistant.tokens import count_message_tokens, count_messages_tokens, count_text_tokens
+
+if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
+    from conftest import Chat, PatchModel, RecordingChatModel
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def facts_json(*facts: tuple[str, str, float]) -> str:
+    """What the extractor returns: (content, category, confidence) triples as JSON."""
+    return json.dumps(
+        {
+            "facts": [
+                {"content": content, "category": category, "confidence": confidence}
+                for content, category, confidence in facts
+            ]
+        }
+    )
+
+
+def between(text: str, tag: str) -> str:
+    """The text inside ``<tag>…</tag>`` (the first occurrence)."""
+    match = re.search(rf"<{tag}>\n(.*?)\n?</{tag}>", text, re.DOTALL)
+    assert match, f"no <{tag}> block in:\n{text}"
+    return match.group(1)
+
+
+def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
+    call = model.respond_calls[index]
+    assert isinstance(call[0], SystemMessage)
+    return call[0].text
+
+
+async def stored_facts(store: InMemoryStore, user_id: str) -> list[str]:
+    items = await store.asearch(("user_facts", user_id), limit=100)
+    return sorted(str(item.value["content"]) for item in items)
+
+
+def question(n: int, length: int = 80) -> str:
+    """A user question of exactly ``length`` characters that holds no fact about the user.
+
+    It has no first-person words and ends with "?", so `remember` skips it.
+    """
+    head = f"Topic {n}: "
+    tail = " what else?"
+    body = ("lorem ipsum dolor sit amet " * (length // 10 + 1))[: length - len(head) - len(tail)]
+    text = head + body + tail
+    assert len(text) == length
+    return text
+
+
+def answer(n: int, length: int = 80) -> str:
+    return (f"Answer {n}: " + "consectetur adipiscing elit " * (length // 10 + 1))[:length]
+
+
+def auto_replies(
+    summaries: Iterator[str] | None = None,
+    facts: Callable[[str], str] | None = None,
+    answer_length: Callable[[int], int] = lambda n: 80,
+) -> Iterator[Callable[[list[BaseMessage]], str]]:
+    """An endless script that answers each kind of call by looking at its prompt."""
+    counter = itertools.count(1)
+    summary_counter = itertools.count(1)
+
+    def reply(messages: list[BaseMessage]) -> str:
+        first = messages[0].text
+        if "<existing_summary>" in first:
+            if summaries is not None:
+                return next(summaries)
+            return f"Summary {next(summary_counter)}: the user asked about several topics."
+        if "<user_message>" in first:
+            return facts(between(first, "user_message")) if facts else facts_json()
+        n = next(counter)
+        return answer(n, answer_length(n))
+
+    return itertools.repeat(reply)
+
+
+def config(thread_id: str = "thread-1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def state_messages(graph: Graph, thread_id: str = "thread-1") -> list[BaseMessage]:
+    snapshot = await graph.aget_state(config(thread_id))
+    return list(snapshot.values.get("messages", []))
+
+
+# --------------------------------------------------------------------------- respond
+
+
+async def test_system_prompt_has_persona_time_and_recalled_facts(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Likes green tea", category="preference")
+    await save_memory(store, "default-user", "Lives in Hangzhou", category="location")
+    await save_memory(store, "default-user", "Works as a nurse", category="identity")
+    model = patch_model(["Try Longjing from West Lake."])
+
+    state = await chat("Which green tea should be tried first?")
+
+    assert state["messages"][-1].text == "Try Longjing from West Lake."
+    assert len(model.calls) == 1  # a question: no extraction call
+    system = system_prompt(model)
+    assert system.startswith(prompts.PERSONA)
+    assert re.search(r"Current time: \d{4}-\d{2}-\d{2} \d{2}:\d{2} \(\w+", system)
+    facts = between(system, "user_facts").splitlines()
+    assert facts[0] == "- Likes green tea"  # the most relevant first
+    assert sorted(facts) == ["- Likes green tea", "- Lives in Hangzhou", "- Works as a nurse"]
+    assert "<summary>" not in system  # no summary yet
+    # The model saw the system prompt, then the user's message.
+    assert [type(m) for m in model.calls[0]] == [SystemMessage, HumanMessage]
+
+
+async def test_recall_limit_and_custom_persona(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    for fact in ["Likes green tea", "Lives in Hangzhou", "Works as a nurse"]:
+        await save_memory(store, "default-user", fact)
+    model = patch_model(["Sure."])
+
+    await chat(
+        "Which green tea should be tried first?",
+        context=Context(recall_limit=1, system_prompt="You are Jeeves, a butler."),
+    )
+
+    system = system_prompt(model)
+    assert system.startswith("You are Jeeves, a butler.")
+    assert prompts.PERSONA not in system
+    assert between(system, "user_facts") == "- Likes green tea"
+
+
+async def test_no_facts_means_an_empty_facts_block(patch_model: PatchModel, chat: Chat) -> None:
+    model = patch_model(["Hello!"])
+    await chat("Hello there, how are things?")
+    assert between(system_prompt(model), "user_facts").strip() == ""
+
+
+async def test_summary_rides_in_the_system_prompt_not_as_a_message(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    summary = "The user is planning a trip to Kyoto in May with a budget of 2000 USD."
+    await graph.aupdate_state(config(), {"summary": summary}, as_node="compress")
+    model = patch_model(["Book early for May."])
+
+    await chat("Any advice on the trip?")
+
+    system = system_prompt(model)
+    assert between(system, "summary") == summary
+    assert system.index("</user_facts>") < system.index("<summary>")
+    for message in model.respond_calls[0][1:]:
+        assert "Kyoto" not in message.text
+    assert all("Kyoto" not in m.text for m in await state_messages(graph))
+
+
+async def test_the_reply_is_added_to_the_thread(patch_model: PatchModel, chat: Chat) -> None:
+    reply = AIMessage(content="Nice to meet you.", id="reply-1")
+    patch_model([reply, "And hello again."])
+    state = await chat("Hello there, how are things?")
+    assert [m.id for m in state["messages"] if isinstance(m, AIMessage)] == ["reply-1"]
+    state = await chat("Hello once more, anything new?")
+    assert [m.text for m in state["messages"]] == [
+        "Hello there, how are things?",
+        "Nice to meet you.",
+        "Hello once more, anything new?",
+        "And hello again.",
+    ]
+
+
+async def test_the_model_sees_the_earlier_turns_of_the_thread(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["First answer.", "Second answer."])
+    await chat("First question, what time is it?")
+    await chat("Second question, what day is it?")
+    assert [m.text for m in model.respond_calls[1][1:]] == [
+        "First question, what time is it?",
+        "First answer.",
+        "Second question, what day is it?",
+    ]
+
+
+async def test_threads_do_not_share_messages_but_share_facts(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(
+        ["Hangzhou is lovely.", "Try Louwailou in Hangzhou."],
+        structured=[facts_json(("Lives in Hangzhou", "location", 0.95))],
+    )
+    await chat("I live in Hangzhou", thread_id="thread-a")
+    await chat("Good restaurants in Hangzhou?", thread_id="thread-b")
+
+    second = model.respond_calls[1]
+    assert [m.text for m in second[1:]] == ["Good restaurants in Hangzhou?"]
+    assert between(second[0].text, "user_facts") == "- Lives in Hangzhou"
+
+
+# --------------------------------------------------------------------------- remember
+
+
+async def test_only_the_latest_user_turn_is_read(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(
+        [
+            "Green tea is great! By the way, you live in Reykjavik and fly gliders.",
+            "A cat named Mochi, how sweet.",
+        ],
+        structured=[
+            facts_json(("Likes green tea", "preference", 0.9)),
+            facts_json(("Has a cat named Mochi", "relationship", 0.9)),
+        ],
+    )
+    await chat("I really like green tea.")
+    await chat("My cat is called Mochi.")
+
+    first, second = model.extraction_prompts
+    assert between(first, "user_message") == "I really like green tea."
+    assert between(second, "user_message") == "My cat is called Mochi."
+    for prompt in (first, second):
+        assert "Reykjavik" not in prompt  # assistant text never reaches the extractor
+    assert "I really like green tea." not in second  # nor do earlier user turns
+    assert between(second, "known_facts") == "- Likes green tea"
+    assert await stored_facts(store, "default-user") == [
+        "Has a cat named Mochi",
+        "Likes green tea",
+    ]
+
+
+async def test_stored_fact_records_where_it_was_learned(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    patch_model(["Noted."], structured=[facts_json(("Is allergic to peanuts", "nonsense", 0.8))])
+    state = await chat("I'm allergic to peanuts", thread_id="thread-9")
+
+    [item] = await store.asearch(("user_facts", "default-user"))
+    assert item.value["content"] == "Is allergic to peanuts"
+    assert item.value["category"] == "other"  # unknown categories are not trusted
+    assert item.value["confidence"] == 0.8
+    assert item.value["thread_id"] == "thread-9"
+    assert item.value["message_id"] == state["messages"][0].id
+
+
+async def test_chinese_facts_stay_chinese(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(
+        ["好的，记住了。"], structured=[facts_json(("对花生过敏", "constraint", 0.9))]
+    )
+    await chat("我对花生过敏")
+    assert between(model.extraction_prompts[0], "user_message") == "我对花生过敏"
+    assert await stored_facts(store, "default-user") == ["对花生过敏"]
+
+
+async def test_a_known_fact_is_not_stored_twice(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Lives in Hangzhou.")
+    model = patch_model(
+        ["Still in Hangzhou, got it."],
+        structured=[
+            facts_json(
+                ("lives in hangzhou", "location", 0.9),
+                ("Has a cat", "relationship", 0.9),
+                ("Has a cat.", "relationship", 0.9),
+            )
+        ],
+    )
+    await chat("I live in Hangzhou, with my cat")
+
+    assert "- Lives in Hangzhou." in between(model.extraction_prompts[0], "known_facts")
+    assert await stored_facts(store, "default-user") == ["Has a cat", "Lives in Hangzhou."]
+
+
+async def test_facts_below_the_confidence_floor_are_dropped(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    patch_model(
+        ["Okay."],
+        structured=[
+            facts_json(
+                ("Might be moving to Chengdu", "decision", 0.4),
+                ("Works as a nurse", "identity", 0.95),
+            )
+        ],
+    )
+    await chat("I work as a nurse and maybe I'll move", context=Context(min_fact_confidence=0.7))
+    assert await stored_facts(store, "default-user") == ["Works as a nurse"]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [RuntimeError("extractor is down"), "this is not JSON", '{"facts": [{"content": "x"}]}'],
+)
+async def test_a_failing_extractor_keeps_the_reply_and_stores_nothing(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    failure: Exception | str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    patch_model(["Glad to hear it."], structured=[failure])
+    state = await chat("I just adopted a dog named Rex")
+    assert state["messages"][-1].text == "Glad to hear it."
+    assert await stored_facts(store, "default-user") == []
+    assert "Fact extraction failed" in caplog.text
+
+
+async def test_a_slow_extractor_is_abandoned_without_failing_the_turn(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(
+        ["Congratulations!"], structured=[facts_json(("Got married", "identity", 0.9))]
+    )
+    model.structured_delay_s = 5.0
+    started = time.monotonic()
+    state = await chat("I got married last week", context=Context(extraction_timeout_s=0.05))
+    assert time.monotonic() - started < 2.0
+    assert state["messages"][-1].text == "Congratulations!"
+    assert await stored_facts(store, "default-user") == []
+
+
+async def test_the_reply_does_not_wait_for_extraction(
+    patch_model: PatchModel, graph: Graph
+) -> None:
+    model = patch_model(
+        ["Congratulations!"], structured=[facts_json(("Got married", "identity", 0.9))]
+    )
+    model.structured_delay_s = 0.2
+    order = [
+        node
+        async for update in graph.astream(
+            {"messages": [HumanMessage("I got married last week")]},
+            config(),
+            context=Context(),
+            stream_mode="updates",
+        )
+        for node in update
+    ]
+    assert order.index("respond") < order.index("remember")
+
+
+@pytest.mark.parametrize("text", ["thanks!", "ok", "Hello", "What's the capital of France?"])
+async def test_trivial_turns_make_no_extraction_call(
+    patch_model: PatchModel, chat: Chat, text: str
+) -> None:
+    model = patch_model(["You're welcome."], structured=[])
+    await chat(text)
+    assert model.extraction_prompts == []
+    assert len(model.calls) == 1
+
+
+async def test_a_huge_message_is_shortened_for_the_extractor(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["That is a lot."], structured=[facts_json()])
+    text = "I live in Hangzhou. " + "blah " * 40_000 + "I have a cat."
+    await chat(text)
+    user_message = between(model.extraction_prompts[0], "user_message")
+    assert user_message.startswith("I live in Hangzhou.")
+    assert user_message.endswith("I have a cat.")
+    assert count_text_tokens(user_message) <= 2000
+
+
+# --------------------------------------------------------------------------- compress
+
+SMALL = Context(max_context_tokens=200, keep_recent_tokens=100, summary_max_tokens=60)
+"""48 tokens per turn (two 80-character messages): compress after turn 5, keep 2 turns."""
+
+
+async def test_compress_folds_the_oldest_messages_into_the_summary(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    summaries = iter(["Summary one: topics 1 to 3.", "Summary two: topics 1 to 6."])
+    model = patch_model(auto_replies(summaries))
+    assert count_messages_tokens([HumanMessage(question(1)), AIMessage(answer(1))]) == 48
+
+    all_ids: list[str] = []
+    for turn in range(1, 6):
+        state = await chat(question(turn), context=SMALL)
+        all_ids += [m.id for m in state["messages"][-2:]]
+        if turn < 5:
+            assert "summary" not in state
+            assert len(state["messages"]) == 2 * turn
+
+    # Turn 5 went over 200 tokens: the 3 oldest turns were folded, the last 2 kept.
+    kept = await state_messages(graph)
+    assert [m.id for m in kept] == all_ids[6:]
+    assert isinstance(kept[0], HumanMessage)
+    assert kept[0].text == question(4)
+    assert count_messages_tokens(kept) <= SMALL.keep_recent_tokens
+    snapshot = await graph.aget_state(config())
+    assert snapshot.values["summary"] == "Summary one: topics 1 to 3."
+
+    [first_prompt] = model.summary_prompts
+    assert between(first_prompt, "existing_summary") == "(none yet)"
+    folded = between(first_prompt, "new_messages")
+    assert folded.splitlines() == [
+        line
+        for turn in (1, 2, 3)
+        for line in (f"User: {question(turn)}", f"Assistant: {answer(turn)}")
+    ]
+    assert question(4) not in folded
+
+    # The summary reaches the model on the next turn.
+    await chat(question(6), context=SMALL)
+    assert between(system_prompt(model), "summary") == "Summary one: topics 1 to 3."
+
+    for turn in (7, 8):
+        await chat(question(turn), context=SMALL)
+    assert len(model.summary_prompts) == 2
+    second_prompt = model.summary_prompts[1]
+    assert between(second_prompt, "existing_summary") == "Summary one: topics 1 to 3."
+    assert question(4) in between(second_prompt, "new_messages")
+    assert question(1) not in second_prompt
+    snapshot = await graph.aget_state(config())
+    assert snapshot.values["summary"] == "Summary two: topics 1 to 6."
+    assert [m.text for m in snapshot.values["messages"]][::2] == [question(7), question(8)]
+
+
+async def test_a_long_summary_is_capped(patch_model: PatchModel, chat: Chat, graph: Graph) -> None:
+    patch_model(auto_replies(itertools.repeat("The user said many things. " * 200)))
+    for turn in range(1, 6):
+        await chat(question(turn), context=SMALL)
+    summary = (await graph.aget_state(config())).values["summary"]
+    assert summary.startswith("The user said many things.")
+    assert count_text_tokens(summary) <= SMALL.summary_max_tokens
+
+
+def tool_history() -> list[BaseMessage]:
+    """Two turns in which the assistant used tools; the first is big."""
+    return [
+        HumanMessage("Find flights to Kyoto in May? " + "details " * 60),
+        AIMessage(
+            "",
+            tool_calls=[{"id": "call-1", "name": "search_flights", "args": {"to": "KIX"}}],
+        ),
+        ToolMessage("Flight options: " + "NH123 08:00 " * 40, tool_call_id="call-1"),
+        AIMessage("Here are some flights."),
+        HumanMessage("And hotels near the station?"),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"id": "call-2a", "name": "search_hotels", "args": {"near": "Kyoto Station"}},
+                {"id": "call-2b", "name": "get_prices", "args": {"month": "May"}},
+            ],
+        ),
+        ToolMessage("Hotel Granvia, Daiwa Roynet", tool_call_id="call-2a"),
+        ToolMessage("From 120 USD a night", tool_call_id="call-2b"),
+        AIMessage("Hotel Granvia is right at the station."),
+    ]
+
+
+def assert_tool_pairs_intact(messages: list[BaseMessage]) -> None:
+    calls = {c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    results = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    assert results <= calls, f"orphan tool results: {results - calls}"
+    assert calls <= results, f"tool calls without results: {calls - results}"
+
+
+async def test_compress_never_separates_tool_calls_from_their_results(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    context = Context(max_context_tokens=300, keep_recent_tokens=200)
+    await graph.aupdate_state(config(), {"messages": tool_history()}, as_node="compress")
+    seeded = await state_messages(graph)
+    assert count_messages_tokens(seeded) > context.max_context_tokens
+    model = patch_model(
+        ["Anything else for the trip.", "Trip to Kyoto: flights found."], structured=[facts_json()]
+    )
+
+    await chat("Thanks, that is all.", context=context)
+
+    kept = await state_messages(graph)
+    assert isinstance(kept[0], HumanMessage)
+    assert kept[0].text == "And hotels near the station?"
+    assert [m.id for m in kept[:5]] == [m.id for m in seeded[4:]]  # second tool turn kept whole
+    assert_tool_pairs_intact(kept)
+    folded = between(model.summary_prompts[0], "new_messages")
+    assert "Assistant: [called tools: search_flights]" in folded
+    assert "Tool: Flight options:" in folded
+    # The prompt the model answered from was also well formed.
+    assert_tool_pairs_intact(model.respond_calls[0][1:])
+
+
+async def test_a_failing_summariser_removes_nothing(
+    patch_model: PatchModel, chat: Chat, graph: Graph, caplog: pytest.LogCaptureFixture
+) -> None:
+    history: list[BaseMessage] = []
+    for turn in range(1, 6):
+        history += [HumanMessage(question(turn)), AIMessage(answer(turn))]
+    await graph.aupdate_state(
+        config(), {"messages": history, "summary": "Earlier: topic zero."}, as_node="compress"
+    )
+    patch_model(["Answer six.", RuntimeError("summariser is down"), "Answer seven.", "Fixed."])
+
+    state = await chat(question(6), context=SMALL)
+
+    assert state["messages"][-1].text == "Answer six."
+    assert len(state["messages"]) == 12
+    assert state["summary"] == "Earlier: topic zero."
+    assert "Summarisation failed" in caplog.text
+
+    # The next turn tries again and succeeds.
+    state = await chat(question(7), context=SMALL)
+    assert state["summary"] == "Fixed."
+    assert isinstance(state["messages"][0], HumanMessage)
+    assert count_messages_tokens(state["messages"]) <= SMALL.keep_recent_tokens
+
+
+async def test_an_empty_summary_removes_nothing(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    history: list[BaseMessage] = []
+    for turn in range(1, 6):
+        history += [HumanMessage(question(turn)), AIMessage(answer(turn))]
+    await graph.aupdate_state(config(), {"messages": history}, as_node="compress")
+    patch_model(["Answer six.", "   "])
+    state = await chat(question(6), context=SMALL)
+    assert len(state["messages"]) == 12
+    assert "summary" not in state
+
+
+# --------------------------------------------------------------------------- identity
+
+
+async def test_an_invalid_user_id_fails_the_run(patch_model: PatchModel, chat: Chat) -> None:
+    patch_model(["unused"], structured=[])
+    with pytest.raises(InvalidUserIdError, match="a.b"):
+        await chat("I live in Hangzhou", context=Context(user_id="a.b"))
+
+
+async def test_the_authenticated_user_wins_over_context(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "alice", "Likes green tea")
+    await save_memory(store, "bob", "Likes black coffee")
+    model = patch_model(["Noted."], structured=[facts_json(("Lives in Hangzhou", "location", 0.9))])
+
+    await chat(
+        "I live in Hangzhou and like tea",
+        context=Context(user_id="bob"),
+        configurable={"langgraph_auth_user_id": "alice"},
+    )
+
+    assert await stored_facts(store, "alice") == ["Likes green tea", "Lives in Hangzhou"]
+    assert await stored_facts(store, "bob") == ["Likes black coffee"]
+    facts = between(system_prompt(model), "user_facts")
+    assert "Likes green tea" in facts
+    assert "coffee" not in facts
+    assert "coffee" not in between(model.extraction_prompts[0], "known_facts")
+
+
+async def test_an_invalid_authenticated_id_is_not_replaced_by_context(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    patch_model(["unused"], structured=[])
+    with pytest.raises(InvalidUserIdError, match="langgraph-admin"):
+        await chat(
+            "I live in Hangzhou",
+            context=Context(user_id="bob"),
+            configurable={"langgraph_auth_user_id": "langgraph-admin"},
+        )
+    assert await stored_facts(store, "bob") == []
+
+
+async def test_users_do_not_see_each_other(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(
+        ["Hi Alice.", "Hi Bob."],
+        structured=[facts_json(("Is allergic to peanuts", "constraint", 0.95))],
+    )
+    await chat("I'm allergic to peanuts", context=Context(user_id="alice"), thread_id="a")
+    await chat("Any snack with peanuts?", context=Context(user_id="bob"), thread_id="b")
+    assert await stored_facts(store, "bob") == []
+    assert "peanuts" not in between(system_prompt(model), "user_facts")
+
+
+# --------------------------------------------------------------------------- bounded prompt
+
+
+async def test_the_prompt_stays_within_budget_over_a_long_conversation(
+    patch_model: PatchModel, chat: Chat, graph: Graph, store: InMemoryStore
+) -> None:
+    context = Context(
+        max_context_tokens=400, keep_recent_tokens=150, summary_max_tokens=80, recall_limit=3
+    )
+    lengths = [20, 200, 600, 90, 3000, 40]
+    replies = auto_replies(
+        facts=lambda text: facts_json((f"Mentioned {len(text)} characters", "other", 0.9)),
+        answer_length=lambda n: lengths[(n + 2) % len(lengths)] * 2,
+    )
+    model = patch_model(replies)
+
+    most_messages = 0
+    for turn in range(40):
+        length = lengths[turn % len(lengths)]
+        if turn % 5 == 0:
+            text = ("我住在杭州，喜欢喝龙井茶。" * (length // 10 + 1))[:length]
+        elif turn % 3 == 0:
+            text = ("I have a cat and I like tea. " * (length // 20 + 1))[:length]
+        else:
+            text = question(turn, max(length, 20))
+        state = await chat(text, context=context)
+        messages = state["messages"]
+        most_messages = max(most_messages, len(messages))
+        last_human = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        last_turn = messages[last_human:]
+        assert count_messages_tokens(messages) <= max(
+            context.max_context_tokens, count_messages_tokens(last_turn)
+        )
+        assert isinstance(messages[0], HumanMessage)
+        assert count_text_tokens(state.get("summary", "")) <= context.summary_max_tokens
+
+    assert len(model.respond_calls) == 40
+    for call in model.respond_calls:
+        assert count_messages_tokens(call[1:]) <= context.max_context_tokens
+        assert isinstance(call[1], HumanMessage)
+    assert most_messages <= 20
+    assert len(model.summary_prompts) >= 10
+    assert "<summary>" in system_prompt(model)
+    assert len(await stored_facts(store, "default-user")) > 0
+
+
+async def test_one_huge_message_is_shortened_in_the_prompt(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["That is long."], structured=[facts_json()])
+    text = "START " + "我住在杭州。" * 50_000 + " END"
+    await chat(text, context=Context(max_context_tokens=1000, keep_recent_tokens=500))
+    [sent] = model.respond_calls[0][1:]
+    assert count_message_tokens(sent) <= 1000
+    assert sent.text.startswith("START")
+    assert sent.text.endswith("END")
+
+
+# --------------------------------------------------------------------------- odd input
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["", "   \n\t", [], [{"type": "text", "text": "  "}]],
+    ids=["empty", "whitespace", "no-blocks", "blank-text-block"],
+)
+async def test_an_empty_message_gets_a_polite_reply_without_a_model_call(
+    patch_model: PatchModel, chat: Chat, content: str | list[Any]
+) -> None:
+    model = patch_model([], structured=[])
+    state = await chat(content)
+    assert state["messages"][-1].text == EMPTY_MESSAGE_REPLY
+    assert model.calls == []
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+    ],
+    ids=["openai-image_url", "standard-image"],
+)
+async def test_an_image_only_message_is_answered(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, block: dict[str, Any]
+) -> None:
+    await save_memory(store, "default-user", "Has a cat named Mochi")
+    model = patch_model(["What a cute cat!"], structured=[])
+    state = await chat([block])
+    assert state["messages"][-1].text == "What a cute cat!"
+    [call] = model.calls
+    assert call[-1].content == [block]
+    assert model.extraction_prompts == []
+
+
+# --------------------------------------------------------------------------- faults
+
+
+async def test_a_store_error_while_saving_a_fact_keeps_the_reply(
+    patch_model: PatchModel, graph: Graph, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def embedding_service_down(texts: list[str]) -> list[list[float]]:
+        raise ConnectionError("embedding service is down")
+
+    # Searches still work; writing a fact (which embeds it) fails.
+    monkeypatch.setattr(store.embeddings, "aembed_documents", embedding_service_down)
+    patch_model(["Hangzhou is lovely."], structured=[facts_json(("Lives in Hangzhou", "x", 0.9))])
+    await graph.ainvoke(
+        {"messages": [HumanMessage("I live in Hangzhou")]}, config(), context=Context()
+    )
+    assert [m.text for m in await state_messages(graph)] == [
+        "I live in Hangzhou",
+        "Hangzhou is lovely.",
+    ]
+
+
+async def test_a_huge_message_in_content_blocks_is_shortened_in_the_prompt(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["That is long."], structured=[facts_json()])
+    text = "START " + "lorem ipsum " * 10_000 + " END"
+    await chat(
+        [{"type": "text", "text": text}],
+        context=Context(max_context_tokens=1000, keep_recent_tokens=500),
+    )
+    assert count_messages_tokens(model.respond_calls[0][1:]) <= 1000
