@@ -52,7 +52,16 @@ QUIET_ENV = {
 }
 """Stops every network call `langgraph dev` would make by itself."""
 
-PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSISTANT_MODEL", "LANGSMITH_API_KEY")
+PROVIDER_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ASSISTANT_MODEL",
+    "ASSISTANT_EMBEDDINGS_MODEL",
+    "ASSISTANT_EMBEDDINGS_BASE_URL",
+    "ASSISTANT_EMBEDDINGS_API_KEY",
+    "LANGSMITH_API_KEY",
+)
+"""Provider settings a scripted server never inherits, so it needs no key and no network."""
 
 
 def free_port() -> int:
@@ -77,8 +86,8 @@ class DevServer:
     """Patch the scripted model into the seam; False serves the graph as deployed."""
     port: int = 0
     """Port to listen on; 0 picks a free one at start."""
-    env: dict[str, str] = field(default_factory=dict)
-    """Extra environment for the server process."""
+    env: dict[str, str | None] = field(default_factory=dict)
+    """Environment changes for the server process; a None value removes the variable."""
     n_jobs_per_worker: int = 4
     """Runs the server executes at once."""
     startup_timeout_s: float = 120.0
@@ -133,7 +142,11 @@ class DevServer:
         env.update(QUIET_ENV)
         if self.scripted:
             env["ASSISTANT_SCRIPTED_LOG"] = str(self.scripted_log_path)
-        env.update(self.env)
+        for name, value in self.env.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         cli = Path(sys.executable).with_name("langgraph")
         command = [
             str(cli),
@@ -165,9 +178,10 @@ class DevServer:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
+                code = self.process.returncode
+                self.stop()
                 raise RuntimeError(
-                    f"langgraph dev exited with code {self.process.returncode}; "
-                    f"log:\n{self.log_tail()}"
+                    f"langgraph dev exited with code {code}; log:\n{self.log_tail()}"
                 )
             try:
                 with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as response:

@@ -1,0 +1,164 @@
+"""Helpers for the end-to-end tests: start servers, send turns, read the scripted log.
+
+Everything here talks to `langgraph dev` through langgraph-sdk only. The scripted
+model appends one JSON line per model call to ``server.scripted_log_path``; runs from
+every test land in the same log, so each test puts a unique marker in its user text
+and finds the `respond` call whose ``latest`` field contains it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk.client import LangGraphClient
+
+from assistant.devserver import DevServer
+from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
+
+ASSISTANT_ID = "assistant"
+"""The graph id in the langgraph.json that DevServer writes."""
+
+PROVIDER_ENV_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ASSISTANT_MODEL",
+    "ASSISTANT_EMBEDDINGS_MODEL",
+    "ASSISTANT_EMBEDDINGS_BASE_URL",
+    "ASSISTANT_EMBEDDINGS_API_KEY",
+    "LANGSMITH_API_KEY",
+)
+"""Removed from every e2e server's environment, whatever the developer's shell exports.
+
+DevServer itself strips only OPENAI_*, ASSISTANT_MODEL and LANGSMITH_API_KEY, and only
+when ``scripted``; a server started with ``scripted=False`` inherits them all."""
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def start_server(workdir: Path, **options: Any) -> DevServer:
+    """Start a DevServer in ``workdir`` with no provider settings in its environment."""
+    server = DevServer(workdir=workdir, **options)
+    with pytest.MonkeyPatch.context() as env:
+        for name in PROVIDER_ENV_VARS:
+            env.delenv(name, raising=False)
+        server.start()  # the process copies the environment here, at Popen
+    return server
+
+
+StartServer = Callable[..., DevServer]
+"""The ``start_dev_server`` fixture: ``start(workdir, **DevServer options) -> DevServer``."""
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def unique(prefix: str) -> str:
+    """A fresh id such as ``alice-3f2a9c1b``, for user ids and markers no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def user_message(text: str) -> dict[str, Any]:
+    """The run input for one user turn."""
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def new_thread(sdk: LangGraphClient) -> str:
+    """Create an empty thread and return its id."""
+    thread = await sdk.threads.create()
+    return str(thread["thread_id"])
+
+
+async def run_turn(
+    server: DevServer, sdk: LangGraphClient, thread_id: str, text: str, **context: Any
+) -> dict[str, Any]:
+    """Send one user turn, wait for the run, and return the thread's final values.
+
+    ``context`` is the run context: ``user_id`` and any budgets. A failed run fails the
+    test with the run's error and the end of the server log.
+    """
+    result = await sdk.runs.wait(
+        thread_id, ASSISTANT_ID, input=user_message(text), context=context, raise_error=False
+    )
+    assert isinstance(result, dict), f"unexpected run result {result!r}"
+    assert "__error__" not in result, (
+        f"run failed: {result['__error__']}\nserver log:\n{server.log_tail()}"
+    )
+    return result
+
+
+async def stored_facts(sdk: LangGraphClient, user_id: str) -> list[dict[str, Any]]:
+    """Every stored value in ``("user_facts", user_id)``, as the HTTP store API returns it."""
+    response = await sdk.store.search_items(["user_facts", user_id], limit=100)
+    return [dict(item["value"]) for item in response["items"]]
+
+
+def thread_tokens(messages: list[dict[str, Any]]) -> int:
+    """Tokens the thread's messages (as get_state returns them) add to a prompt."""
+    return sum(TOKENS_PER_MESSAGE + count_text_tokens(str(m["content"])) for m in messages)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def section(text: str, tag: str) -> str | None:
+    """The stripped text inside ``<tag>…</tag>``, or None when the tag is absent."""
+    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL)
+    return match.group(1).strip() if match else None
+
+
+def prompt_facts(system: str) -> list[str]:
+    """The facts listed in the ``<user_facts>`` block of a system prompt, in order."""
+    block = section(system, "user_facts")
+    assert block is not None, f"no <user_facts> block in the system prompt:\n{system}"
+    return [line.removeprefix("- ").strip() for line in block.splitlines() if line.strip()]
+
+
+def message_tokens(call: dict[str, Any]) -> int:
+    """Tokens of the conversation messages in a logged `respond` call (all but the system)."""
+    return int(call["prompt_tokens"]) - TOKENS_PER_MESSAGE - count_text_tokens(call["system"])
+
+
+@dataclass(frozen=True)
+class ScriptedLog:
+    """The scripted model's call log: one JSON object per model call, oldest first.
+
+    Kinds: ``respond`` (keys ``system``, ``messages``, ``prompt_tokens``, ``latest``),
+    ``extract`` (``facts``) and ``summarize`` (``summary``).
+    """
+
+    path: Path
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every call logged so far."""
+        if not self.path.exists():
+            return []
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def mark(self) -> int:
+        """The current length of the log, to pass to :meth:`since`."""
+        return len(self.entries())
+
+    def since(self, mark: int, kind: str | None = None) -> list[dict[str, Any]]:
+        """Calls logged after ``mark``, optionally only those of ``kind``."""
+        return [entry for entry in self.entries()[mark:] if kind in (None, entry["kind"])]
+
+    def respond_call(self, marker: str) -> dict[str, Any]:
+        """The one `respond` call whose latest user message contains ``marker``."""
+        calls = [
+            entry
+            for entry in self.entries()
+            if entry["kind"] == "respond" and marker in entry["latest"]
+        ]
+        assert len(calls) == 1, (
+            f"expected one respond call for {marker!r}, found {len(calls)} in {self.path}"
+        )
+        return calls[0]
