@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -25,44 +24,23 @@ from assistant.context import Context
 from assistant.memory import InvalidUserIdError, save_memory
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
 from assistant.tokens import count_message_tokens, count_messages_tokens, count_text_tokens
+from helpers import (
+    adds_json,
+    between,
+    config,
+    op,
+    operations_json,
+    stored_facts,
+    system_prompt,
+)
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
-    from conftest import Chat, PatchModel, RecordingChatModel
+    from conftest import Chat, PatchModel
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def facts_json(*facts: tuple[str, str, float]) -> str:
-    """What the extractor returns: (content, category, confidence) triples as JSON."""
-    return json.dumps(
-        {
-            "facts": [
-                {"content": content, "category": category, "confidence": confidence}
-                for content, category, confidence in facts
-            ]
-        }
-    )
-
-
-def between(text: str, tag: str) -> str:
-    """The text inside ``<tag>…</tag>`` (the first occurrence)."""
-    match = re.search(rf"<{tag}>\n(.*?)\n?</{tag}>", text, re.DOTALL)
-    assert match, f"no <{tag}> block in:\n{text}"
-    return match.group(1)
-
-
-def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
-    call = model.respond_calls[index]
-    assert isinstance(call[0], SystemMessage)
-    return call[0].text
-
-
-async def stored_facts(store: InMemoryStore, user_id: str) -> list[str]:
-    items = await store.asearch(("user_facts", user_id), limit=100)
-    return sorted(str(item.value["content"]) for item in items)
 
 
 def question(n: int, length: int = 80) -> str:
@@ -98,15 +76,11 @@ def auto_replies(
                 return next(summaries)
             return f"Summary {next(summary_counter)}: the user asked about several topics."
         if "<user_message>" in first:
-            return facts(between(first, "user_message")) if facts else facts_json()
+            return facts(between(first, "user_message")) if facts else operations_json()
         n = next(counter)
         return answer(n, answer_length(n))
 
     return itertools.repeat(reply)
-
-
-def config(thread_id: str = "thread-1") -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
 
 
 async def state_messages(graph: Graph, thread_id: str = "thread-1") -> list[BaseMessage]:
@@ -135,6 +109,9 @@ async def test_system_prompt_has_persona_time_and_recalled_facts(
     facts = between(system, "user_facts").splitlines()
     assert facts[0] == "- Likes green tea"  # the most relevant first
     assert sorted(facts) == ["- Likes green tea", "- Lives in Hangzhou", "- Works as a nurse"]
+    assert between(system, "user_profile").strip() == ""  # nothing pinned yet
+    assert system.index("</user_profile>") < system.index("<user_facts>")
+    assert "<past_conversations>" not in system  # no other thread was compressed
     assert "<summary>" not in system  # no summary yet
     # The model saw the system prompt, then the user's message.
     assert [type(m) for m in model.calls[0]] == [SystemMessage, HumanMessage]
@@ -213,14 +190,16 @@ async def test_threads_do_not_share_messages_but_share_facts(
 ) -> None:
     model = patch_model(
         ["Hangzhou is lovely.", "Try Louwailou in Hangzhou."],
-        structured=[facts_json(("Lives in Hangzhou", "location", 0.95))],
+        structured=[adds_json(("Lives in Hangzhou", "location", 0.95))],
     )
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("Good restaurants in Hangzhou?", thread_id="thread-b")
 
     second = model.respond_calls[1]
     assert [m.text for m in second[1:]] == ["Good restaurants in Hangzhou?"]
-    assert between(second[0].text, "user_facts") == "- Lives in Hangzhou"
+    # A location is profile material: it rides in <user_profile>, not among the facts.
+    assert between(second[0].text, "user_profile") == "- Lives in Hangzhou"
+    assert between(second[0].text, "user_facts").strip() == ""
 
 
 # --------------------------------------------------------------------------- remember
@@ -235,8 +214,8 @@ async def test_only_the_latest_user_turn_is_read(
             "A cat named Mochi, how sweet.",
         ],
         structured=[
-            facts_json(("Likes green tea", "preference", 0.9)),
-            facts_json(("Has a cat named Mochi", "relationship", 0.9)),
+            adds_json(("Likes green tea", "preference", 0.9)),
+            adds_json(("Has a cat named Mochi", "relationship", 0.9)),
         ],
     )
     await chat("I really like green tea.")
@@ -248,7 +227,8 @@ async def test_only_the_latest_user_turn_is_read(
     for prompt in (first, second):
         assert "Reykjavik" not in prompt  # assistant text never reaches the extractor
     assert "I really like green tea." not in second  # nor do earlier user turns
-    assert between(second, "known_facts") == "- Likes green tea"
+    assert between(first, "known_facts") == "(none)"
+    assert between(second, "known_facts") == "1. Likes green tea"  # numbered, for `target`
     assert await stored_facts(store, "default-user") == [
         "Has a cat named Mochi",
         "Likes green tea",
@@ -258,7 +238,7 @@ async def test_only_the_latest_user_turn_is_read(
 async def test_stored_fact_records_where_it_was_learned(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    patch_model(["Noted."], structured=[facts_json(("Is allergic to peanuts", "nonsense", 0.8))])
+    patch_model(["Noted."], structured=[adds_json(("Is allergic to peanuts", "nonsense", 0.8))])
     state = await chat("I'm allergic to peanuts", thread_id="thread-9")
 
     [item] = await store.asearch(("user_facts", "default-user"))
@@ -267,13 +247,17 @@ async def test_stored_fact_records_where_it_was_learned(
     assert item.value["confidence"] == 0.8
     assert item.value["thread_id"] == "thread-9"
     assert item.value["message_id"] == state["messages"][0].id
+    assert item.value["status"] == "current"
+    assert item.value["pinned"] is False  # "other" is not profile material by default
+    assert item.value["mentions"] == 1
+    assert item.value["history"] == []
 
 
 async def test_chinese_facts_stay_chinese(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
     model = patch_model(
-        ["好的，记住了。"], structured=[facts_json(("对花生过敏", "constraint", 0.9))]
+        ["好的，记住了。"], structured=[adds_json(("对花生过敏", "constraint", 0.9))]
     )
     await chat("我对花生过敏")
     assert between(model.extraction_prompts[0], "user_message") == "我对花生过敏"
@@ -287,7 +271,7 @@ async def test_a_known_fact_is_not_stored_twice(
     model = patch_model(
         ["Still in Hangzhou, got it."],
         structured=[
-            facts_json(
+            adds_json(
                 ("lives in hangzhou", "location", 0.9),
                 ("Has a cat", "relationship", 0.9),
                 ("Has a cat.", "relationship", 0.9),
@@ -296,8 +280,12 @@ async def test_a_known_fact_is_not_stored_twice(
     )
     await chat("I live in Hangzhou, with my cat")
 
-    assert "- Lives in Hangzhou." in between(model.extraction_prompts[0], "known_facts")
+    assert "1. Lives in Hangzhou." in between(model.extraction_prompts[0], "known_facts")
     assert await stored_facts(store, "default-user") == ["Has a cat", "Lives in Hangzhou."]
+    [known] = [
+        i for i in await store.asearch(("user_facts", "default-user")) if "Hang" in str(i.value)
+    ]
+    assert known.value["mentions"] == 2  # the repeat counts as a confirmation
 
 
 async def test_facts_below_the_confidence_floor_are_dropped(
@@ -306,7 +294,7 @@ async def test_facts_below_the_confidence_floor_are_dropped(
     patch_model(
         ["Okay."],
         structured=[
-            facts_json(
+            adds_json(
                 ("Might be moving to Chengdu", "decision", 0.4),
                 ("Works as a nurse", "identity", 0.95),
             )
@@ -318,7 +306,13 @@ async def test_facts_below_the_confidence_floor_are_dropped(
 
 @pytest.mark.parametrize(
     "failure",
-    [RuntimeError("extractor is down"), "this is not JSON", '{"facts": [{"content": "x"}]}'],
+    [
+        RuntimeError("extractor is down"),
+        "this is not JSON",
+        '{"operations": [{"content": "x"}]}',  # no action, category or confidence
+        operations_json(op("delete", "Has a dog named Rex")),  # not an action we know
+    ],
+    ids=["raises", "not-json", "missing-fields", "unknown-action"],
 )
 async def test_a_failing_extractor_keeps_the_reply_and_stores_nothing(
     patch_model: PatchModel,
@@ -331,14 +325,15 @@ async def test_a_failing_extractor_keeps_the_reply_and_stores_nothing(
     state = await chat("I just adopted a dog named Rex")
     assert state["messages"][-1].text == "Glad to hear it."
     assert await stored_facts(store, "default-user") == []
-    assert "Fact extraction failed" in caplog.text
+    assert "Remembering this turn failed" in caplog.text
+    assert state["metrics"]["extraction"] == "failed"
 
 
 async def test_a_slow_extractor_is_abandoned_without_failing_the_turn(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
     model = patch_model(
-        ["Congratulations!"], structured=[facts_json(("Got married", "identity", 0.9))]
+        ["Congratulations!"], structured=[adds_json(("Got married", "identity", 0.9))]
     )
     model.structured_delay_s = 5.0
     started = time.monotonic()
@@ -352,7 +347,7 @@ async def test_the_reply_does_not_wait_for_extraction(
     patch_model: PatchModel, graph: Graph
 ) -> None:
     model = patch_model(
-        ["Congratulations!"], structured=[facts_json(("Got married", "identity", 0.9))]
+        ["Congratulations!"], structured=[adds_json(("Got married", "identity", 0.9))]
     )
     model.structured_delay_s = 0.2
     order = [
@@ -381,7 +376,7 @@ async def test_trivial_turns_make_no_extraction_call(
 async def test_a_huge_message_is_shortened_for_the_extractor(
     patch_model: PatchModel, chat: Chat
 ) -> None:
-    model = patch_model(["That is a lot."], structured=[facts_json()])
+    model = patch_model(["That is a lot."], structured=[operations_json()])
     text = "I live in Hangzhou. " + "blah " * 40_000 + "I have a cat."
     await chat(text)
     user_message = between(model.extraction_prompts[0], "user_message")
@@ -494,7 +489,8 @@ async def test_compress_never_separates_tool_calls_from_their_results(
     seeded = await state_messages(graph)
     assert count_messages_tokens(seeded) > context.max_context_tokens
     model = patch_model(
-        ["Anything else for the trip.", "Trip to Kyoto: flights found."], structured=[facts_json()]
+        ["Anything else for the trip.", "Trip to Kyoto: flights found."],
+        structured=[operations_json()],
     )
 
     await chat("Thanks, that is all.", context=context)
@@ -563,7 +559,7 @@ async def test_the_authenticated_user_wins_over_context(
 ) -> None:
     await save_memory(store, "alice", "Likes green tea")
     await save_memory(store, "bob", "Likes black coffee")
-    model = patch_model(["Noted."], structured=[facts_json(("Lives in Hangzhou", "location", 0.9))])
+    model = patch_model(["Noted."], structured=[adds_json(("Lives in Hangzhou", "location", 0.9))])
 
     await chat(
         "I live in Hangzhou and like tea",
@@ -576,6 +572,7 @@ async def test_the_authenticated_user_wins_over_context(
     facts = between(system_prompt(model), "user_facts")
     assert "Likes green tea" in facts
     assert "coffee" not in facts
+    assert "coffee" not in between(system_prompt(model), "user_profile")
     assert "coffee" not in between(model.extraction_prompts[0], "known_facts")
 
 
@@ -597,7 +594,7 @@ async def test_users_do_not_see_each_other(
 ) -> None:
     model = patch_model(
         ["Hi Alice.", "Hi Bob."],
-        structured=[facts_json(("Is allergic to peanuts", "constraint", 0.95))],
+        structured=[adds_json(("Is allergic to peanuts", "constraint", 0.95))],
     )
     await chat("I'm allergic to peanuts", context=Context(user_id="alice"), thread_id="a")
     await chat("Any snack with peanuts?", context=Context(user_id="bob"), thread_id="b")
@@ -616,7 +613,7 @@ async def test_the_prompt_stays_within_budget_over_a_long_conversation(
     )
     lengths = [20, 200, 600, 90, 3000, 40]
     replies = auto_replies(
-        facts=lambda text: facts_json((f"Mentioned {len(text)} characters", "other", 0.9)),
+        facts=lambda text: adds_json((f"Mentioned {len(text)} characters", "other", 0.9)),
         answer_length=lambda n: lengths[(n + 2) % len(lengths)] * 2,
     )
     model = patch_model(replies)
@@ -654,7 +651,7 @@ async def test_the_prompt_stays_within_budget_over_a_long_conversation(
 async def test_one_huge_message_is_shortened_in_the_prompt(
     patch_model: PatchModel, chat: Chat
 ) -> None:
-    model = patch_model(["That is long."], structured=[facts_json()])
+    model = patch_model(["That is long."], structured=[operations_json()])
     text = "START " + "我住在杭州。" * 50_000 + " END"
     await chat(text, context=Context(max_context_tokens=1000, keep_recent_tokens=500))
     [sent] = model.respond_calls[0][1:]
@@ -711,7 +708,7 @@ async def test_a_store_error_while_saving_a_fact_keeps_the_reply(
 
     # Searches still work; writing a fact (which embeds it) fails.
     monkeypatch.setattr(store.embeddings, "aembed_documents", embedding_service_down)
-    patch_model(["Hangzhou is lovely."], structured=[facts_json(("Lives in Hangzhou", "x", 0.9))])
+    patch_model(["Hangzhou is lovely."], structured=[adds_json(("Lives in Hangzhou", "x", 0.9))])
     await graph.ainvoke(
         {"messages": [HumanMessage("I live in Hangzhou")]}, config(), context=Context()
     )
@@ -724,7 +721,7 @@ async def test_a_store_error_while_saving_a_fact_keeps_the_reply(
 async def test_a_huge_message_in_content_blocks_is_shortened_in_the_prompt(
     patch_model: PatchModel, chat: Chat
 ) -> None:
-    model = patch_model(["That is long."], structured=[facts_json()])
+    model = patch_model(["That is long."], structured=[operations_json()])
     text = "START " + "lorem ipsum " * 10_000 + " END"
     await chat(
         [{"type": "text", "text": text}],

@@ -45,7 +45,18 @@ class Context:
     """Upper bound on the running summary that rides in the system prompt."""
 
     recall_limit: int = 5
-    """How many of the user's facts `recall` puts into the system prompt."""
+    """How many of the user's facts `recall` puts into the system prompt, besides the
+    profile."""
+
+    profile_tokens: int = 200
+    """Token budget of the `<user_profile>` block: the pinned facts (name, home,
+    standing preferences, hard constraints) that go into every prompt."""
+
+    episode_limit: int = 2
+    """How many past conversations (episodes of other threads) `recall` adds."""
+
+    episode_tokens: int = 300
+    """Token budget of the `<past_conversations>` block."""
 
     min_fact_confidence: float = 0.6
     """Facts the extractor is less sure of than this (0-1) are not stored."""
@@ -60,6 +71,10 @@ class Context:
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive integer, got {value!r}")
+        for name in ("profile_tokens", "episode_limit", "episode_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"Context.{name} must be a non-negative integer, got {value!r}")
         if self.keep_recent_tokens >= self.max_context_tokens:
             raise ValueError(
                 "Context.keep_recent_tokens must be smaller than max_context_tokens, got "

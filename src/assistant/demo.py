@@ -20,7 +20,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from assistant.devserver import DevServer
-from assistant.memory import FACTS_NAMESPACE
+from assistant.memory import EPISODES_NAMESPACE, FACTS_NAMESPACE
 
 BANNER = """\
 ==============================================================================
@@ -91,9 +91,16 @@ class Demo:
         stored = [fact for fact in await self.facts(user_id) if fact not in before]
         print(f"  {user_id}> {text}")
         print(f"  assistant> {reply}")
+        profile = [fact["content"] for fact in values.get("profile", [])]
         recalled = [fact["content"] for fact in values.get("recalled", [])]
+        metrics = values.get("metrics", {})
+        print(f"    profile in prompt:    {profile or '-'}")
         print(f"    recalled into prompt: {recalled or '-'}")
+        if values.get("episodes"):
+            print(f"    past conversations:   {len(values['episodes'])} episode(s) in prompt")
         print(f"    newly stored facts:   {stored or '-'}")
+        if metrics.get("superseded"):
+            print(f"    superseded facts:     {metrics['superseded']} (kept with history)")
         if respond:
             print(
                 f"    prompt to model:      {respond[-1]['prompt_tokens']} tokens, "
@@ -138,9 +145,23 @@ class Demo:
         for line in str(values.get("summary", "")).splitlines():
             print(f"    {line}")
 
+        thread = await self.new_thread("alice, thread 5: a fact changes, and an old decision")
+        await self.turn(thread, alice, "Big news: I moved from Hangzhou to Chengdu.")
+        await self.turn(thread, alice, "What did we decide about the Japan trip budget?")
+
         print("\n--- what the store holds ---")
         for user_id in (alice, bob):
-            print(f"  ('{FACTS_NAMESPACE}', '{user_id}'): {await self.facts(user_id)}")
+            found = await self.client.store.search_items([FACTS_NAMESPACE, user_id], limit=100)
+            print(f"  ('{FACTS_NAMESPACE}', '{user_id}'):")
+            for item in found["items"]:
+                value = item["value"]
+                flags = ("pinned " if value.get("pinned") else "") + str(value.get("status"))
+                print(f"    - {value['content']}  [{flags}]")
+                for entry in value.get("history", []):
+                    when, old = entry["at"][:19], entry["content"]
+                    print(f"        history: {entry['event']} at {when}: {old}")
+        episodes = await self.client.store.search_items([EPISODES_NAMESPACE, alice], limit=10)
+        print(f"  ('{EPISODES_NAMESPACE}', '{alice}'): {len(episodes['items'])} episode(s)")
 
 
 async def _main(workdir: Path) -> None:

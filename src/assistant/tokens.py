@@ -21,7 +21,12 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-__all__ = ["count_text_tokens", "count_message_tokens", "count_messages_tokens"]
+__all__ = [
+    "count_message_tokens",
+    "count_messages_tokens",
+    "count_text_tokens",
+    "is_cjk_text",
+]
 
 # CJK ideographs, kana, hangul, CJK symbols and full-width forms: about one token each.
 _WIDE = re.compile(
@@ -44,6 +49,19 @@ def count_text_tokens(text: str) -> int:
     wide = len(_WIDE.findall(text))
     narrow = len(text) - wide
     return wide + math.ceil(narrow / 4)
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+
+
+def is_cjk_text(text: str) -> bool:
+    """Whether ``text`` is mainly CJK: at least as many CJK characters as Latin words.
+
+    >>> is_cjk_text("我的猫叫Mochi"), is_cjk_text("I live in 杭州"), is_cjk_text("")
+    (True, False, False)
+    """
+    wide = len(_WIDE.findall(text))
+    return wide > 0 and wide >= len(_LATIN_WORD.findall(text))
 
 
 def count_message_tokens(message: BaseMessage) -> int:

@@ -94,10 +94,33 @@ async def run_turn(
     return result
 
 
+async def stored_items(sdk: LangGraphClient, namespace: list[str]) -> dict[str, dict[str, Any]]:
+    """Every stored item in ``namespace`` as ``{key: value}``, through the HTTP store API."""
+    response = await sdk.store.search_items(namespace, limit=100)
+    items = response["items"]
+    assert len(items) < 100, f"more than 99 items in {namespace}; raise the limit"
+    return {str(item["key"]): dict(item["value"]) for item in items}
+
+
 async def stored_facts(sdk: LangGraphClient, user_id: str) -> list[dict[str, Any]]:
-    """Every stored value in ``("user_facts", user_id)``, as the HTTP store API returns it."""
-    response = await sdk.store.search_items(["user_facts", user_id], limit=100)
-    return [dict(item["value"]) for item in response["items"]]
+    """Every stored fact value in ``("user_facts", user_id)``, current and superseded."""
+    return list((await stored_items(sdk, ["user_facts", user_id])).values())
+
+
+async def current_facts(sdk: LangGraphClient, user_id: str) -> dict[str, dict[str, Any]]:
+    """The user's current (not superseded) facts, as ``{key: value}``."""
+    items = await stored_items(sdk, ["user_facts", user_id])
+    return {key: value for key, value in items.items() if value.get("status") == "current"}
+
+
+async def stored_episodes(sdk: LangGraphClient, user_id: str) -> dict[str, dict[str, Any]]:
+    """The user's saved episodes in ``("user_episodes", user_id)``, as ``{thread_id: value}``."""
+    return await stored_items(sdk, ["user_episodes", user_id])
+
+
+async def thread_values(sdk: LangGraphClient, thread_id: str) -> dict[str, Any]:
+    """The thread's current state values, as ``threads.get_state`` returns them."""
+    return dict((await sdk.threads.get_state(thread_id))["values"])
 
 
 def thread_tokens(messages: list[dict[str, Any]]) -> int:
@@ -114,11 +137,26 @@ def section(text: str, tag: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
+def block_lines(system: str, tag: str) -> list[str]:
+    """The ``- `` lines of the ``<tag>`` block of a system prompt, in order (it must exist)."""
+    block = section(system, tag)
+    assert block is not None, f"no <{tag}> block in the system prompt:\n{system}"
+    return [line.removeprefix("- ").strip() for line in block.splitlines() if line.strip()]
+
+
+def prompt_profile(system: str) -> list[str]:
+    """The pinned facts listed in the ``<user_profile>`` block of a system prompt, in order."""
+    return block_lines(system, "user_profile")
+
+
 def prompt_facts(system: str) -> list[str]:
     """The facts listed in the ``<user_facts>`` block of a system prompt, in order."""
-    block = section(system, "user_facts")
-    assert block is not None, f"no <user_facts> block in the system prompt:\n{system}"
-    return [line.removeprefix("- ").strip() for line in block.splitlines() if line.strip()]
+    return block_lines(system, "user_facts")
+
+
+def prompt_episodes(system: str) -> str | None:
+    """The text of the ``<past_conversations>`` block, or None when the prompt has none."""
+    return section(system, "past_conversations")
 
 
 def message_tokens(call: dict[str, Any]) -> int:
@@ -131,7 +169,8 @@ class ScriptedLog:
     """The scripted model's call log: one JSON object per model call, oldest first.
 
     Kinds: ``respond`` (keys ``system``, ``messages``, ``prompt_tokens``, ``latest``),
-    ``extract`` (``facts``) and ``summarize`` (``summary``).
+    ``extract`` (``operations``: ``[action, content]`` pairs) and ``summarize``
+    (``summary``).
     """
 
     path: Path

@@ -10,10 +10,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from assistant import models, prompts
+from assistant import memory, models, prompts
 from assistant.context import Context
 from assistant.history import keep_recent_start, truncate_text
-from assistant.state import State
+from assistant.identity import require_store, run_user_id
+from assistant.state import State, TurnMetrics
 from assistant.tokens import count_message_tokens, count_messages_tokens
 
 logger = logging.getLogger(__name__)
@@ -66,8 +67,29 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         logger.warning("Summariser returned nothing; keeping all %d messages", len(messages))
         return {}
     summary = truncate_text(summary, context.summary_max_tokens)
+    await _save_episode(state, runtime, summary)
     removals = [RemoveMessage(id=message.id) for message in folded if message.id]
-    return {"summary": summary, "messages": removals}
+    metrics = TurnMetrics(
+        message_id=state.get("metrics", {}).get("message_id", ""), compressed=True
+    )
+    return {"summary": summary, "messages": removals, "metrics": metrics}
+
+
+async def _save_episode(state: State, runtime: Runtime[Context], summary: str) -> None:
+    """Keep the thread's latest summary as its episode, for recall from other threads."""
+    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    if not thread_id:
+        return
+    try:
+        await memory.save_episode(
+            require_store(runtime.store),
+            run_user_id(runtime),
+            thread_id=thread_id,
+            summary=summary,
+            started_at=state.get("started_at"),
+        )
+    except Exception:
+        logger.exception("Saving the episode of thread %s failed", thread_id)
 
 
 def fold_end(messages: Sequence[BaseMessage], *, max_tokens: int) -> int:

@@ -1,39 +1,130 @@
-"""`recall`: find the user's facts that matter for the latest message."""
+"""`recall`: gather what memory holds for this turn: the profile, relevant facts, past episodes."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
+from langgraph.store.base import SearchItem
 
 from assistant import memory
 from assistant.context import Context
+from assistant.history import truncate_text
 from assistant.identity import require_store, run_user_id
-from assistant.state import RecalledFact, State
+from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
+from assistant.tokens import count_text_tokens
+
+logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 """Only the start of a very long message is used as the search query."""
 
+PROFILE_ORDER = ("identity", "constraint", "location", "preference")
+"""Which pinned facts win when the profile budget is tight; other categories come after."""
+
 
 async def recall(state: State, runtime: Runtime[Context]) -> State:
-    """Search the user's facts for the latest user message and keep the best few."""
+    """Load the user's profile, the facts relevant to the latest message, and past episodes.
+
+    If the store cannot be searched, the turn goes on without memory (logged), so a
+    memory outage never blocks a reply. An invalid user id still fails the run.
+    """
     context = runtime.context or Context()
     user_id = run_user_id(runtime)
     store = require_store(runtime.store)
-    query = _latest_user_text(state)
-    items = await memory.recall(store, user_id, query[:MAX_QUERY_CHARS], limit=context.recall_limit)
-    recalled = [
-        RecalledFact(
-            id=item.key,
-            content=str(item.value.get("content", "")),
-            category=str(item.value.get("category", "other")),
+    latest = _latest_user_message(state)
+    query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
+    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    profile: list[RecalledFact] = []
+    facts: list[RecalledFact] = []
+    episodes: list[RecalledEpisode] = []
+    try:
+        profile = fit_profile(await memory.profile(store, user_id), context.profile_tokens)
+        shown = {fact["id"] for fact in profile}
+        found = await memory.recall(store, user_id, query, limit=context.recall_limit + len(shown))
+        facts = [_fact(item) for item in found if item.key not in shown][: context.recall_limit]
+        if context.episode_limit and query:
+            past = await memory.recall_episodes(
+                store, user_id, query, limit=context.episode_limit, exclude_thread_id=thread_id
+            )
+            episodes = fit_episodes(past, context.episode_tokens)
+    except memory.InvalidUserIdError:
+        raise
+    except Exception:
+        logger.exception("Recall failed; answering this turn without long-term memory")
+    memory_tokens = sum(count_text_tokens(fact["content"]) for fact in [*profile, *facts])
+    memory_tokens += sum(count_text_tokens(episode["content"]) for episode in episodes)
+    metrics = TurnMetrics(
+        message_id=(latest.id or "") if latest else "",
+        profile_fact_ids=[fact["id"] for fact in profile],
+        recalled_fact_ids=[fact["id"] for fact in facts],
+        episode_thread_ids=[episode["thread_id"] for episode in episodes],
+        memory_tokens=memory_tokens,
+        compressed=False,
+    )
+    update: State = {
+        "profile": profile,
+        "recalled": facts,
+        "episodes": episodes,
+        "metrics": metrics,
+    }
+    if not state.get("started_at"):
+        update["started_at"] = datetime.now(UTC).isoformat()
+    return update
+
+
+def _latest_user_message(state: State) -> HumanMessage | None:
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, HumanMessage):
+            return message
+    return None
+
+
+def _fact(item: SearchItem) -> RecalledFact:
+    return RecalledFact(
+        id=item.key,
+        content=str(item.value.get("content", "")),
+        category=str(item.value.get("category", "other")),
+    )
+
+
+def fit_profile(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledFact]:
+    """The pinned facts that fit in ``max_tokens``, most important first.
+
+    Identity, then hard constraints, location and standing preferences; within a
+    category, the most often repeated and then the oldest come first.
+    """
+
+    def rank(item: SearchItem) -> tuple[int, int, str]:
+        category = str(item.value.get("category", "other"))
+        order = PROFILE_ORDER.index(category) if category in PROFILE_ORDER else len(PROFILE_ORDER)
+        return (order, -int(item.value.get("mentions", 1)), str(item.value.get("created_at", "")))
+
+    chosen: list[RecalledFact] = []
+    budget = max_tokens
+    for item in sorted(items, key=rank):
+        fact = _fact(item)
+        cost = count_text_tokens(fact["content"]) + 2
+        if cost <= budget:
+            chosen.append(fact)
+            budget -= cost
+    return chosen
+
+
+def fit_episodes(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledEpisode]:
+    """Past episodes, each shortened to an equal share of ``max_tokens``."""
+    if not items or max_tokens <= 0:
+        return []
+    share = max_tokens // len(items)
+    return [
+        RecalledEpisode(
+            thread_id=str(item.value.get("thread_id", item.key)),
+            content=truncate_text(str(item.value.get("content", "")), share),
+            started_at=str(item.value.get("started_at", "")),
+            ended_at=str(item.value.get("ended_at", "")),
         )
         for item in items
     ]
-    return {"recalled": recalled}
-
-
-def _latest_user_text(state: State) -> str:
-    for message in reversed(state.get("messages", [])):
-        if isinstance(message, HumanMessage):
-            return message.text
-    return ""

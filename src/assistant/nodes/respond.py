@@ -12,8 +12,8 @@ from langgraph.runtime import Runtime
 from assistant import models, prompts
 from assistant.context import Context
 from assistant.history import keep_recent_start, truncate_text
-from assistant.state import RecalledFact, State
-from assistant.tokens import count_message_tokens
+from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
+from assistant.tokens import count_message_tokens, count_messages_tokens
 
 EMPTY_MESSAGE_REPLY = (
     "Your message looks empty. What would you like to talk about?\n"
@@ -30,13 +30,22 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     system = build_system_prompt(
         persona=context.system_prompt,
         now=datetime.now().astimezone(),
+        profile=state.get("profile", []),
         facts=state.get("recalled", []),
+        episodes=state.get("episodes", []),
         summary=state.get("summary", ""),
     )
     model = models.get_chat_model(context.model)
-    prompt_messages = fit_messages(messages, max_tokens=context.max_context_tokens)
-    response = await model.ainvoke([SystemMessage(content=system), *prompt_messages])
-    return {"messages": [response]}
+    prompt = [
+        SystemMessage(content=system),
+        *fit_messages(messages, max_tokens=context.max_context_tokens),
+    ]
+    response = await model.ainvoke(prompt)
+    metrics = TurnMetrics(
+        message_id=state.get("metrics", {}).get("message_id", ""),
+        prompt_tokens=count_messages_tokens(prompt),
+    )
+    return {"messages": [response], "metrics": metrics}
 
 
 def _is_blank(message: BaseMessage) -> bool:
@@ -49,32 +58,47 @@ def _is_blank(message: BaseMessage) -> bool:
 
 
 def build_system_prompt(
-    *, persona: str, now: datetime, facts: Sequence[RecalledFact], summary: str
+    *,
+    persona: str,
+    now: datetime,
+    profile: Sequence[RecalledFact] = (),
+    facts: Sequence[RecalledFact] = (),
+    episodes: Sequence[RecalledEpisode] = (),
+    summary: str = "",
 ) -> str:
-    """The system prompt: persona, current time, recalled facts and the running summary.
+    """The system prompt: persona, time, profile, recalled facts, past episodes, summary.
 
     >>> from datetime import datetime, timezone
     >>> print(build_system_prompt(persona="Be kind.", now=datetime(2026, 1, 2, tzinfo=timezone.utc),
-    ...       facts=[{"id": "1", "content": "Lives in Hangzhou", "category": "location"}],
-    ...       summary=""))
+    ...       profile=[{"id": "1", "content": "Name is Alice", "category": "identity"}],
+    ...       facts=[{"id": "2", "content": "Likes green tea", "category": "preference"}]))
     Be kind.
     <BLANKLINE>
     Current time: 2026-01-02 00:00 (Friday, UTC)
     <BLANKLINE>
-    What you remember about this user (most relevant first; may be empty):
+    Who the user is (always true unless they say otherwise):
+    <user_profile>
+    - Name is Alice
+    </user_profile>
+    <BLANKLINE>
+    What else you remember about this user (most relevant first; may be empty):
     <user_facts>
-    - Lives in Hangzhou
+    - Likes green tea
     </user_facts>
     """
-    prompt = prompts.SYSTEM_PROMPT.format(
+    summary = summary.strip()
+    episodes_text = "\n".join(
+        f"- [{episode['started_at'][:10]} to {episode['ended_at'][:10]}] {episode['content']}"
+        for episode in episodes
+    )
+    return prompts.SYSTEM_PROMPT.format(
         persona=persona.strip(),
         time=now.strftime("%Y-%m-%d %H:%M (%A, %Z)"),
+        user_profile="\n".join(f"- {fact['content']}" for fact in profile),
         user_facts="\n".join(f"- {fact['content']}" for fact in facts),
-        summary_block=prompts.SUMMARY_BLOCK.format(summary=summary.strip())
-        if summary.strip()
-        else "",
+        episodes_block=prompts.EPISODES_BLOCK.format(episodes=episodes_text) if episodes else "",
+        summary_block=prompts.SUMMARY_BLOCK.format(summary=summary) if summary else "",
     )
-    return prompt
 
 
 def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[BaseMessage]:

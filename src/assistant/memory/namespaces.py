@@ -1,0 +1,64 @@
+"""Where a user's memories live, and which user ids are acceptable."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "EPISODES_NAMESPACE",
+    "FACTS_NAMESPACE",
+    "InvalidUserIdError",
+    "user_episodes_namespace",
+    "user_facts_namespace",
+    "validate_user_id",
+]
+
+FACTS_NAMESPACE = "user_facts"
+"""First label of every namespace that holds a user's facts."""
+
+EPISODES_NAMESPACE = "user_episodes"
+"""First label of every namespace that holds a user's conversation episodes."""
+
+_USER_ID = re.compile(r"^[^\s.]{1,128}$")
+
+
+class InvalidUserIdError(ValueError):
+    """A user id that cannot name a store namespace."""
+
+
+def validate_user_id(user_id: object) -> str:
+    """Return ``user_id`` if it can be a namespace label, else raise :class:`InvalidUserIdError`.
+
+    >>> validate_user_id("alice")
+    'alice'
+    >>> validate_user_id("a.b")
+    Traceback (most recent call last):
+    ...
+    assistant.memory.namespaces.InvalidUserIdError: Invalid user_id='a.b': ...
+    """
+    if not isinstance(user_id, str):
+        raise InvalidUserIdError(f"Invalid user_id={user_id!r}: expected a string.")
+    if not _USER_ID.match(user_id) or not user_id.isprintable() or user_id.startswith("langgraph"):
+        raise InvalidUserIdError(
+            f"Invalid user_id={user_id!r}: use 1-128 printable characters with no whitespace "
+            "or '.', not starting with 'langgraph'."
+        )
+    return user_id
+
+
+def user_facts_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds ``user_id``'s facts.
+
+    >>> user_facts_namespace("alice")
+    ('user_facts', 'alice')
+    """
+    return (FACTS_NAMESPACE, validate_user_id(user_id))
+
+
+def user_episodes_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds ``user_id``'s conversation episodes.
+
+    >>> user_episodes_namespace("alice")
+    ('user_episodes', 'alice')
+    """
+    return (EPISODES_NAMESPACE, validate_user_id(user_id))

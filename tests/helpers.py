@@ -1,0 +1,113 @@
+"""Small helpers shared by the unit tests: scripted extractor answers and prompt parsing.
+
+Import them as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langgraph.store.base import BaseStore, Item
+
+from assistant import scripted
+
+if TYPE_CHECKING:
+    from conftest import RecordingChatModel
+
+# --------------------------------------------------------------------------- extractor answers
+
+
+def op(
+    action: str,
+    content: str,
+    category: str = "other",
+    confidence: float = 0.9,
+    target: int | None = None,
+    profile: bool | None = None,
+) -> dict[str, Any]:
+    """One memory operation as the extractor returns it (``target`` is 1-based)."""
+    return {
+        "action": action,
+        "content": content,
+        "category": category,
+        "confidence": confidence,
+        "target": target,
+        "profile": profile,
+    }
+
+
+def operations_json(*operations: dict[str, Any]) -> str:
+    """What the extractor returns: ``{"operations": [...]}`` as JSON."""
+    return json.dumps({"operations": list(operations)}, ensure_ascii=False)
+
+
+def adds_json(*facts: tuple[str, str, float]) -> str:
+    """The extractor adding each ``(content, category, confidence)`` as a new fact."""
+    return operations_json(*(op("add", c, category, conf) for c, category, conf in facts))
+
+
+def rule_based_operations(messages: list[BaseMessage]) -> str:
+    """Answer an extraction prompt with :func:`assistant.scripted.decide_operations`.
+
+    It reads the numbered ``<known_facts>`` and the ``<user_message>`` from the prompt,
+    as a real model would, so tests exercise the prompt the node actually built.
+    Use as an endless structured script: ``itertools.repeat(rule_based_operations)``.
+    """
+    prompt = messages[0].text
+    known = [
+        line.split(". ", 1)[1]
+        for line in between(prompt, "known_facts").splitlines()
+        if re.match(r"\d+\. ", line)
+    ]
+    operations = scripted.decide_operations(between(prompt, "user_message"), known)
+    return json.dumps({"operations": operations}, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def between(text: str, tag: str) -> str:
+    """The text inside ``<tag>…</tag>`` (the first occurrence)."""
+    match = re.search(rf"<{tag}>\n(.*?)\n?</{tag}>", text, re.DOTALL)
+    assert match, f"no <{tag}> block in:\n{text}"
+    return match.group(1)
+
+
+def lines(text: str, tag: str) -> list[str]:
+    """The ``- item`` lines inside ``<tag>…</tag>``, without the dash."""
+    return [line[2:] for line in between(text, tag).splitlines() if line.startswith("- ")]
+
+
+def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
+    """The system prompt of one of the reply calls `respond` made (the last by default)."""
+    call = model.respond_calls[index]
+    assert isinstance(call[0], SystemMessage)
+    return call[0].text
+
+
+def config(thread_id: str = "thread-1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+# --------------------------------------------------------------------------- store
+
+
+async def stored_facts(store: BaseStore, user_id: str) -> list[str]:
+    """Every stored fact's content for ``user_id``, current or superseded, sorted."""
+    items = await store.asearch(("user_facts", user_id), limit=100)
+    return sorted(str(item.value["content"]) for item in items)
+
+
+async def fact_items(store: BaseStore, user_id: str) -> list[Item]:
+    """Every stored fact item for ``user_id`` (current and superseded), oldest first."""
+    items = await store.asearch(("user_facts", user_id), limit=100)
+    return sorted(items, key=lambda item: (item.value["created_at"], item.key))
+
+
+async def current_facts(store: BaseStore, user_id: str) -> list[str]:
+    """The content of ``user_id``'s current (not superseded) facts, sorted."""
+    items = await store.asearch(("user_facts", user_id), limit=100)
+    return sorted(str(i.value["content"]) for i in items if i.value["status"] == "current")
