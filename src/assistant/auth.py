@@ -1,0 +1,187 @@
+"""Custom auth for LangGraph Server: who is calling, and what they may touch.
+
+langgraph.json points ``auth.path`` here. Identity comes from the bearer token, never
+from what the client says about itself:
+
+* **JWT** (production): ``Authorization: Bearer <HS256 JWT>`` signed with
+  ``ASSISTANT_JWT_SECRET``; ``exp`` and ``sub`` are required, ``aud``/``iss`` are
+  checked when ``ASSISTANT_JWT_AUDIENCE``/``ASSISTANT_JWT_ISSUER`` are set. ``sub`` is
+  the user id.
+* **Dev tokens** (``langgraph dev`` only): ``ASSISTANT_DEV_TOKENS="tok1=alice,tok2=bob"``.
+* **Single user** (``langgraph dev`` only, when neither is configured): every request is
+  ``ASSISTANT_DEFAULT_USER``. There is one user, so there is nobody to leak to. A
+  deployment refuses every request in this state instead of sharing one memory.
+
+Authorization:
+
+* Threads and their runs carry ``metadata.owner``, stamped on create; every read,
+  search, update, delete and run is filtered to the caller's threads, so another
+  user's thread looks like it does not exist (404). Crons are refused.
+* Assistants can be read and searched; creating, changing or deleting them is refused,
+  since an assistant's context could point memory elsewhere.
+* The HTTP store API is confined to ``("user_facts", <identity>)`` and
+  ``("user_episodes", <identity>)``: any other namespace, a prefix of them, or a
+  deeper one is refused with 403, never rewritten.
+* Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
+  `assistant.identity`), which the server sets from this identity and strips from
+  client input.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import jwt
+from langgraph_sdk import Auth
+
+from assistant.memory import (
+    EPISODES_NAMESPACE,
+    FACTS_NAMESPACE,
+    InvalidUserIdError,
+    validate_user_id,
+)
+from assistant.models import AuthSettings, get_auth_settings
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["auth", "authenticate_token"]
+
+USER_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
+"""Store namespaces a user may reach over HTTP, each followed by their own id."""
+
+OWNER_KEY = "owner"
+"""Metadata key that records who owns a thread, run or cron."""
+
+auth = Auth()
+
+
+def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(
+        status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
+    )
+
+
+def _forbidden(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=detail)
+
+
+def authenticate_token(authorization: str | None, settings: AuthSettings) -> str:
+    """The user id that the ``Authorization`` header proves, or an HTTP 401.
+
+    >>> authenticate_token(None, AuthSettings(local_dev=True))
+    'default-user'
+    >>> authenticate_token("Bearer t1", AuthSettings(dev_tokens={"t1": "alice"}, local_dev=True))
+    'alice'
+    """
+    multi_user = bool(settings.jwt_secret or settings.dev_tokens)
+    if not multi_user:
+        if settings.local_dev:
+            return settings.default_user
+        raise _unauthorized(
+            "Server auth is not configured: set ASSISTANT_JWT_SECRET to accept signed user "
+            "tokens. Single-user mode only runs under `langgraph dev`."
+        )
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthorized("Missing bearer token: send 'Authorization: Bearer <token>'.")
+    if settings.local_dev and token in settings.dev_tokens:
+        return _valid_identity(settings.dev_tokens[token])
+    if not settings.jwt_secret:
+        raise _unauthorized("Unknown token.")
+    try:
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            settings.jwt_secret,
+            algorithms=["HS256"],
+            audience=settings.jwt_audience or None,
+            issuer=settings.jwt_issuer or None,
+            options={
+                "require": ["exp", "sub"],
+                "verify_aud": bool(settings.jwt_audience),
+            },
+        )
+    except jwt.ExpiredSignatureError as error:
+        raise _unauthorized("Token expired.") from error
+    except jwt.InvalidTokenError as error:
+        raise _unauthorized(f"Invalid token: {error}.") from error
+    return _valid_identity(claims["sub"])
+
+
+def _valid_identity(user_id: object) -> str:
+    try:
+        return validate_user_id(user_id)
+    except InvalidUserIdError as error:
+        raise _unauthorized(str(error)) from error
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    """Resolve the caller from the ``Authorization`` header."""
+    identity = authenticate_token(authorization, get_auth_settings())
+    return {"identity": identity, "permissions": ["memory:own"]}
+
+
+def _identity(ctx: Auth.types.AuthContext) -> str:
+    return str(ctx.user.identity)
+
+
+@auth.on.threads.create
+async def on_thread_create(
+    ctx: Auth.types.AuthContext, value: Auth.types.ThreadsCreate
+) -> Auth.types.FilterType:
+    """Stamp the caller as the new thread's owner."""
+    metadata = value.setdefault("metadata", {})
+    metadata[OWNER_KEY] = _identity(ctx)
+    return {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.threads.create_run
+async def on_run_create(
+    ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate
+) -> Auth.types.FilterType:
+    """Runs only on the caller's own threads; the run is stamped with its owner."""
+    metadata = value.setdefault("metadata", {})
+    metadata[OWNER_KEY] = _identity(ctx)
+    return {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.threads
+async def on_thread_access(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Only the caller's own threads, and their runs, can be read, searched or changed.
+
+    Creating threads and runs has its own handlers above, which also stamp the owner.
+    """
+    return {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.crons
+async def on_cron_access(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Scheduled runs are not offered to users."""
+    raise _forbidden("Crons are not available.")
+
+
+@auth.on.assistants(actions=["read", "search"])
+async def on_assistant_read(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Anyone signed in may see the assistants the deployment defines."""
+    return True
+
+
+@auth.on.assistants
+async def on_assistant_change(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Users may not create, change or delete assistants."""
+    raise _forbidden("Assistants are defined by the deployment and cannot be changed.")
+
+
+@auth.on.store()
+async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Confine the HTTP store API to the caller's own memory namespaces."""
+    namespace = tuple(value.get("namespace") or ())
+    identity = _identity(ctx)
+    if len(namespace) == 2 and namespace[0] in USER_NAMESPACES and namespace[1] == identity:
+        return True
+    raise _forbidden(
+        f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "
+        f"('{EPISODES_NAMESPACE}', '{identity}'); got namespace={namespace!r}."
+    )
