@@ -22,6 +22,8 @@ Authorization:
 * The HTTP store API is confined to ``("user_facts", <identity>)`` and
   ``("user_episodes", <identity>)``: any other namespace, a prefix of them, or a
   deeper one is refused with 403, never rewritten.
+* ``ASSISTANT_ADMIN_TOKEN``, when set, is a maintenance token (``admin`` permission)
+  that reaches every thread and namespace, for retention jobs. Keep it secret.
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
   `assistant.identity`), which the server sets from this identity and strips from
   client input.
@@ -29,6 +31,7 @@ Authorization:
 
 from __future__ import annotations
 
+import hmac
 import logging
 from typing import Any
 
@@ -45,10 +48,16 @@ from assistant.models import AuthSettings, get_auth_settings
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["auth", "authenticate_token"]
+__all__ = ["ADMIN_PERMISSION", "auth", "authenticate_token"]
 
 USER_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
 """Store namespaces a user may reach over HTTP, each followed by their own id."""
+
+ADMIN_PERMISSION = "admin"
+"""Permission of the maintenance token: every thread and namespace is reachable."""
+
+ADMIN_IDENTITY = "maintenance"
+"""Identity of the maintenance token (its power comes from the permission, not the name)."""
 
 OWNER_KEY = "owner"
 """Metadata key that records who owns a thread, run or cron."""
@@ -66,14 +75,26 @@ def _forbidden(detail: str) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=403, detail=detail)
 
 
-def authenticate_token(authorization: str | None, settings: AuthSettings) -> str:
-    """The user id that the ``Authorization`` header proves, or an HTTP 401.
+def authenticate_token(
+    authorization: str | None, settings: AuthSettings
+) -> Auth.types.MinimalUserDict:
+    """Who the ``Authorization`` header proves the caller is, or an HTTP 401.
 
-    >>> authenticate_token(None, AuthSettings(local_dev=True))
+    >>> authenticate_token(None, AuthSettings(local_dev=True))["identity"]
     'default-user'
-    >>> authenticate_token("Bearer t1", AuthSettings(dev_tokens={"t1": "alice"}, local_dev=True))
-    'alice'
+    >>> settings = AuthSettings(dev_tokens={"t1": "alice"}, local_dev=True)
+    >>> authenticate_token("Bearer t1", settings)
+    {'identity': 'alice', 'permissions': ['memory:own']}
     """
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    admin = settings.admin_token
+    if admin and scheme.lower() == "bearer" and hmac.compare_digest(token, admin):
+        return {"identity": ADMIN_IDENTITY, "permissions": [ADMIN_PERMISSION]}
+    return {"identity": _user_from_token(scheme, token, settings), "permissions": ["memory:own"]}
+
+
+def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
     multi_user = bool(settings.jwt_secret or settings.dev_tokens)
     if not multi_user:
         if settings.local_dev:
@@ -82,8 +103,6 @@ def authenticate_token(authorization: str | None, settings: AuthSettings) -> str
             "Server auth is not configured: set ASSISTANT_JWT_SECRET to accept signed user "
             "tokens. Single-user mode only runs under `langgraph dev`."
         )
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise _unauthorized("Missing bearer token: send 'Authorization: Bearer <token>'.")
     if settings.local_dev and token in settings.dev_tokens:
@@ -119,12 +138,15 @@ def _valid_identity(user_id: object) -> str:
 @auth.authenticate
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """Resolve the caller from the ``Authorization`` header."""
-    identity = authenticate_token(authorization, get_auth_settings())
-    return {"identity": identity, "permissions": ["memory:own"]}
+    return authenticate_token(authorization, get_auth_settings())
 
 
 def _identity(ctx: Auth.types.AuthContext) -> str:
     return str(ctx.user.identity)
+
+
+def _is_admin(ctx: Auth.types.AuthContext) -> bool:
+    return ADMIN_PERMISSION in ctx.permissions
 
 
 @auth.on.threads.create
@@ -152,8 +174,9 @@ async def on_thread_access(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
     """Only the caller's own threads, and their runs, can be read, searched or changed.
 
     Creating threads and runs has its own handlers above, which also stamp the owner.
+    The maintenance token sees every thread.
     """
-    return {OWNER_KEY: _identity(ctx)}
+    return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
 
 
 @auth.on.crons
@@ -177,6 +200,8 @@ async def on_assistant_change(ctx: Auth.types.AuthContext, value: Any) -> bool:
 @auth.on.store()
 async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Confine the HTTP store API to the caller's own memory namespaces."""
+    if _is_admin(ctx):
+        return True
     namespace = tuple(value.get("namespace") or ())
     identity = _identity(ctx)
     if len(namespace) == 2 and namespace[0] in USER_NAMESPACES and namespace[1] == identity:

@@ -20,6 +20,10 @@ Environment:
     ASSISTANT_DEV_TOKENS: `token=user,token=user` pairs accepted as bearer tokens
         under `langgraph dev` only.
     ASSISTANT_DEFAULT_USER: the one user of single-user mode (`default-user`).
+    ASSISTANT_ADMIN_TOKEN: bearer token for maintenance (retention), which may reach
+        every user's threads and memory; unset disables it.
+    ASSISTANT_URL / ASSISTANT_TOKEN: where command-line tools find the server, and
+        the bearer token they send.
 
 It also reads what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
 LANGSERVE_GRAPHS (this process is the server) and LANGSMITH_LANGGRAPH_API_VARIANT
@@ -46,6 +50,7 @@ __all__ = [
     "custom_auth_configured",
     "get_auth_settings",
     "get_chat_model",
+    "get_client_settings",
     "get_embeddings",
     "running_on_server",
 ]
@@ -225,6 +230,8 @@ class AuthSettings:
     """Static bearer token → user id pairs, accepted only under `langgraph dev`."""
     default_user: str = "default-user"
     """The single user when neither JWTs nor dev tokens are configured (dev only)."""
+    admin_token: str = ""
+    """Bearer token with the `admin` permission (maintenance); empty disables it."""
     local_dev: bool = False
     """Whether the server is `langgraph dev` (not a deployment)."""
 
@@ -249,6 +256,7 @@ def get_auth_settings() -> AuthSettings:
         jwt_issuer=_env("ASSISTANT_JWT_ISSUER"),
         dev_tokens=tokens,
         default_user=_env("ASSISTANT_DEFAULT_USER") or "default-user",
+        admin_token=_env("ASSISTANT_ADMIN_TOKEN"),
         local_dev=_env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
     )
 
@@ -261,3 +269,12 @@ def custom_auth_configured() -> bool:
 def running_on_server() -> bool:
     """Whether this process is LangGraph Server (it lists its graphs in LANGSERVE_GRAPHS)."""
     return bool(_env("LANGSERVE_GRAPHS"))
+
+
+DEFAULT_URL = "http://127.0.0.1:2025"
+"""Where `make dev` serves the assistant."""
+
+
+def get_client_settings() -> tuple[str, str]:
+    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN."""
+    return _env("ASSISTANT_URL") or DEFAULT_URL, _env("ASSISTANT_TOKEN")

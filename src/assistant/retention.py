@@ -1,0 +1,149 @@
+"""Retention: delete idle threads and prune old superseded facts on a running server.
+
+Checkpoints grow with every turn and LangGraph keeps them until told otherwise. Run
+
+    python -m assistant.retention --idle-days 90 --superseded-days 365
+
+against a server (``--url``, default ``ASSISTANT_URL`` or http://127.0.0.1:2025) with the
+maintenance token (``--token``, default ``ASSISTANT_TOKEN``; the server must have the same
+value in ``ASSISTANT_ADMIN_TOKEN``), or with no token against a server without auth.
+``--dry-run`` lists what would go. Current facts and episodes are never touched: a fact
+only becomes prunable once it was superseded more than ``--superseded-days`` ago.
+
+Deployments can also let the platform expire checkpoints: langgraph.json sets
+``checkpointer.ttl`` (and ``store.ttl`` with refresh-on-read, no default expiry, so facts
+live until pruned). ``langgraph dev`` accepts but ignores both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from assistant.memory import FACTS_NAMESPACE
+from assistant.models import get_client_settings
+
+__all__ = ["RetentionReport", "main", "prune"]
+
+PAGE = 100
+
+
+@dataclass
+class RetentionReport:
+    """What :func:`prune` deleted (or would delete, in a dry run)."""
+
+    threads: list[str] = field(default_factory=list)
+    """Ids of threads idle for longer than the limit."""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """``(user_id, key)`` of superseded facts older than the limit."""
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, str) and value:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+async def _idle_threads(client: LangGraphClient, cutoff: datetime) -> list[str]:
+    idle: list[str] = []
+    offset = 0
+    while True:
+        page = await client.threads.search(limit=PAGE, offset=offset)
+        for thread in page:
+            updated = _parse_time(thread.get("updated_at"))
+            if updated is not None and updated < cutoff and thread.get("status") != "busy":
+                idle.append(str(thread["thread_id"]))
+        if len(page) < PAGE:
+            return idle
+        offset += PAGE
+
+
+async def _old_superseded(client: LangGraphClient, cutoff: datetime) -> list[tuple[str, str]]:
+    old: list[tuple[str, str]] = []
+    namespaces = await client.store.list_namespaces(prefix=[FACTS_NAMESPACE], max_depth=2)
+    for namespace in namespaces["namespaces"]:
+        if len(namespace) != 2:
+            continue
+        offset = 0
+        while True:
+            found = await client.store.search_items(
+                namespace, filter={"status": "superseded"}, limit=PAGE, offset=offset
+            )
+            for item in found["items"]:
+                until = _parse_time(item["value"].get("valid_until"))
+                if until is not None and until < cutoff:
+                    old.append((namespace[1], item["key"]))
+            if len(found["items"]) < PAGE:
+                break
+            offset += PAGE
+    return old
+
+
+async def prune(
+    client: LangGraphClient,
+    *,
+    idle_days: float,
+    superseded_days: float,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> RetentionReport:
+    """Delete threads idle for ``idle_days`` and facts superseded ``superseded_days`` ago."""
+    if idle_days <= 0 or superseded_days <= 0:
+        raise ValueError(
+            f"Limits must be positive, got idle_days={idle_days} superseded_days={superseded_days}"
+        )
+    now = now or datetime.now(UTC)
+    report = RetentionReport(
+        threads=await _idle_threads(client, now - timedelta(days=idle_days)),
+        facts=await _old_superseded(client, now - timedelta(days=superseded_days)),
+    )
+    if not dry_run:
+        for thread_id in report.threads:
+            await client.threads.delete(thread_id)
+        for user_id, key in report.facts:
+            await client.store.delete_item([FACTS_NAMESPACE, user_id], key)
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point: ``python -m assistant.retention``."""
+    url, token = get_client_settings()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--url", default=url, help="server URL (ASSISTANT_URL)")
+    parser.add_argument("--token", default=token, help="maintenance token (ASSISTANT_TOKEN)")
+    parser.add_argument("--idle-days", type=float, required=True)
+    parser.add_argument("--superseded-days", type=float, required=True)
+    parser.add_argument("--dry-run", action="store_true", help="list, delete nothing")
+    args = parser.parse_args(argv)
+    headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+    client = get_client(url=args.url, api_key=None, headers=headers)
+    report = asyncio.run(
+        prune(
+            client,
+            idle_days=args.idle_days,
+            superseded_days=args.superseded_days,
+            dry_run=args.dry_run,
+        )
+    )
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{verb} {len(report.threads)} idle thread(s) and {len(report.facts)} old fact(s)")
+    for thread_id in report.threads:
+        print(f"  thread {thread_id}")
+    for user_id, key in report.facts:
+        print(f"  fact {user_id}/{key}")
+
+
+if __name__ == "__main__":
+    main()
