@@ -106,6 +106,12 @@ def store() -> InMemoryStore:
     return make_test_store()
 
 
+@pytest.fixture
+def new_store() -> Callable[[], InMemoryStore]:
+    """A factory for more test stores, for tests that need several."""
+    return make_test_store
+
+
 # --------------------------------------------------------------------------- chat model
 
 ReplyFunction = Callable[[list[BaseMessage]], "str | AIMessage"]
@@ -239,7 +245,9 @@ def patch_model(monkeypatch: pytest.MonkeyPatch) -> PatchModel:
 
     ``patch_model(replies, structured=None)``: ``replies`` (any iterable, possibly
     endless) feed every call in order; ``structured``, when given, feeds only the
-    structured-output (fact extraction) calls.
+    structured-output calls, i.e. `remember`'s one memory-operations call, whose reply is
+    ``{"operations": [...]}`` JSON (``helpers.operations_json``, or
+    ``itertools.repeat(helpers.rule_based_operations)`` for the scripted rules).
     """
 
     def patch(replies: Script, *, structured: Script | None = None) -> RecordingChatModel:

@@ -53,3 +53,22 @@ def test_recall_limit_out_of_range(limit: int) -> None:
 def test_min_fact_confidence_out_of_range(confidence: float) -> None:
     with pytest.raises(ValueError, match="min_fact_confidence"):
         Context(min_fact_confidence=confidence)
+
+
+def test_memory_budget_defaults() -> None:
+    context = Context()
+    assert (context.profile_tokens, context.episode_limit, context.episode_tokens) == (200, 2, 300)
+
+
+@pytest.mark.parametrize("field", ["profile_tokens", "episode_limit", "episode_tokens"])
+def test_memory_budgets_may_be_zero(field: str) -> None:
+    assert getattr(Context(**{field: 0}), field) == 0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["profile_tokens", "episode_limit", "episode_tokens"])
+@pytest.mark.parametrize("value", [-1, 1.5, "3", None])
+def test_memory_budgets_must_be_non_negative_integers(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=field) as caught:
+        Context(**{field: value})  # type: ignore[arg-type]
+    assert repr(value) in str(caught.value)
+    assert "non-negative integer" in str(caught.value)

@@ -10,7 +10,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
-from assistant import models
+from assistant import models, prompts
+from assistant.memory import MemoryOperations
+from helpers import rule_based_operations
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import PatchModel
@@ -43,7 +45,7 @@ def test_test_embedder_is_deterministic_normalised_and_word_sensitive(
     near = cosine(a, embed.embed_query("moved to Hangzhou last year"))
     far = cosine(a, embed.embed_query("Likes green tea"))
     assert near > far
-    assert cosine(a, embed.embed_query("Lives in Chengdu")) < 0.98  # below DUPLICATE_SCORE
+    assert cosine(a, embed.embed_query("Lives in Chengdu")) < 0.98  # not a near-copy
 
 
 async def test_every_call_path_is_recorded_once(patch_model: PatchModel) -> None:
@@ -98,3 +100,18 @@ def test_patch_model_replaces_the_seam(patch_model: PatchModel) -> None:
     model = patch_model([])
     assert models.get_chat_model() is model
     assert models.get_chat_model("any-name") is model
+
+
+def test_rule_based_operations_read_the_numbered_known_facts() -> None:
+    prompt = prompts.EXTRACTION_PROMPT.format(
+        categories="location",
+        known_facts="1. Likes tea\n2. Lives in Hangzhou",
+        message="I moved from Hangzhou to Chengdu",
+    )
+    answer = MemoryOperations.model_validate_json(rule_based_operations([HumanMessage(prompt)]))
+    [operation] = answer.operations
+    assert (operation.action, operation.content, operation.target) == (
+        "supersede",
+        "Lives in Chengdu",
+        2,
+    )

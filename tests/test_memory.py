@@ -12,10 +12,16 @@ from langgraph.store.memory import InMemoryStore
 from assistant import models
 from assistant.memory import (
     InvalidUserIdError,
+    confirm_memory,
+    delete_memory,
     find_duplicate,
+    get_memory,
+    list_memories,
     make_store,
     recall,
     save_memory,
+    supersede_memory,
+    update_memory,
     user_facts_namespace,
     validate_user_id,
 )
@@ -170,6 +176,79 @@ async def test_find_duplicate_returns_none_for_a_different_fact(store: InMemoryS
 async def test_find_duplicate_does_not_look_at_other_users(store: InMemoryStore) -> None:
     await save_memory(store, "bob", "Lives in Hangzhou")
     assert await find_duplicate(store, "alice", "Lives in Hangzhou") is None
+
+
+async def test_a_new_fact_is_current_unpinned_and_knows_its_language(
+    store: InMemoryStore,
+) -> None:
+    english = await save_memory(store, "alice", "Lives in Hangzhou")
+    chinese = await save_memory(store, "alice", "我的猫叫Mochi", status="superseded")
+    for key, lang in [(english, "en"), (chinese, "zh")]:
+        item = await get_memory(store, "alice", key)
+        assert item is not None
+        assert item.value["status"] == "current"  # callers cannot save a dead fact
+        assert item.value["lang"] == lang
+        assert item.value["pinned"] is False
+        assert item.value["mentions"] == 1
+        assert item.value["history"] == []
+        assert item.value["supersedes"] is None
+        assert item.value["superseded_by"] is None
+        assert item.value["valid_until"] is None
+
+
+async def test_update_with_the_same_wording_adds_no_history(store: InMemoryStore) -> None:
+    key = await save_memory(store, "alice", "Likes green tea")
+    value = await update_memory(store, "alice", key, "Likes green tea", confidence=0.95)
+    assert value["history"] == []
+    assert value["confidence"] == 0.95
+
+
+async def test_a_superseded_fact_cannot_be_updated(store: InMemoryStore) -> None:
+    old = await save_memory(store, "alice", "Lives in Hangzhou")
+    await supersede_memory(store, "alice", old, "Lives in Chengdu")
+    with pytest.raises(ValueError, match=old):
+        await update_memory(store, "alice", old, "Lives in Hangzhou near West Lake")
+
+
+@pytest.mark.parametrize("change", ["update", "supersede", "confirm"])
+async def test_changing_an_unknown_fact_names_it(store: InMemoryStore, change: str) -> None:
+    with pytest.raises(KeyError, match="no-such-key") as caught:
+        if change == "update":
+            await update_memory(store, "alice", "no-such-key", "x")
+        elif change == "supersede":
+            await supersede_memory(store, "alice", "no-such-key", "x")
+        else:
+            await confirm_memory(store, "alice", "no-such-key")
+    assert "alice" in str(caught.value)
+    assert await store.asearch(("user_facts", "alice")) == []
+
+
+async def test_supersede_keeps_the_category_unless_told(store: InMemoryStore) -> None:
+    old = await save_memory(store, "alice", "Lives in Hangzhou", category="location")
+    new = await supersede_memory(store, "alice", old, "Lives in Chengdu", thread_id="t2")
+    item = await get_memory(store, "alice", new)
+    assert item is not None
+    assert item.value["category"] == "location"
+    assert item.value["thread_id"] == "t2"
+
+
+async def test_delete_memory_removes_the_fact_from_recall(store: InMemoryStore) -> None:
+    key = await save_memory(store, "alice", "Lives in Hangzhou")
+    assert [item.key for item in await recall(store, "alice", "Hangzhou", limit=5)] == [key]
+    assert await delete_memory(store, "alice", key) is True
+    assert await delete_memory(store, "alice", key) is False
+    assert await recall(store, "alice", "Hangzhou", limit=5) == []
+    assert await get_memory(store, "alice", key) is None
+
+
+async def test_list_memories_is_oldest_first_and_hides_superseded(store: InMemoryStore) -> None:
+    first = await save_memory(store, "alice", "Lives in Hangzhou")
+    second = await save_memory(store, "alice", "Likes green tea")
+    third = await supersede_memory(store, "alice", first, "Lives in Chengdu")
+    assert [item.key for item in await list_memories(store, "alice")] == [second, third]
+    everything = await list_memories(store, "alice", include_superseded=True)
+    assert [item.key for item in everything] == [first, second, third]
+    assert await list_memories(store, "bob") == []
 
 
 def test_make_store_matches_langgraph_json() -> None:

@@ -64,7 +64,11 @@ _ENGLISH_RULES: list[tuple[str, str, str]] = [
 _CHINESE_RULES: list[tuple[str, str, str]] = [
     (r"我(?:的名字)?叫([^，。；！？,.!?\s]+)", "名字是{}", "identity"),
     (r"我(?:现在)?住在([^，。；！？,.!?\s]+)", "住在{}", "location"),
-    (r"我搬到了?([^，。；！？,.!?\s]+)", "住在{}", "location"),
+    (
+        r"我(?:从[^，。；！？,.!?\s]+?)?搬到了?([^，。；！？,.!?\s]+?)了?(?=[，。；！？,.!?\s]|$)",
+        "住在{}",
+        "location",
+    ),
     (r"我对([^，。；！？,.!?\s]+)过敏", "对{}过敏", "constraint"),
     (r"我(?:很|特别|最)?喜欢([^，。；！？,.!?\s]+)", "喜欢{}", "preference"),
     (r"我不喜欢([^，。；！？,.!?\s]+)", "不喜欢{}", "preference"),
@@ -91,7 +95,9 @@ def extract_statements(text: str) -> list[dict[str, Any]]:
                 if len(parts) > 1:
                     parts[0] = parts[0].capitalize() if rules is _ENGLISH_RULES else parts[0]
                 content = template.format(*parts)
-                slot = template.split("{}")[0] if len(parts) == 1 else content.split(" is ")[0]
+                slot = template.split("{}")[0]
+                if len(parts) > 1:  # "{} is {}" / "{}叫{}": the slot is the filled first part
+                    slot = template.split("{}")[0] + parts[0] + template.split("{}")[1]
                 fact = {
                     "content": content,
                     "category": category,

@@ -160,6 +160,8 @@ async def apply_operations(
             added_now.add(text)
             touched.add(key)
         elif action == "update" and target is not None:
+            if operation.profile is None and target.value.get("pinned"):
+                pinned = True  # rewording a profile fact keeps it in the profile
             previous = target.value.get("confidence", 0.0)
             await update_memory(
                 store,

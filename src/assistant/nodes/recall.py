@@ -22,6 +22,9 @@ logger = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
 """Only the start of a very long message is used as the search query."""
 
+MIN_EPISODE_TOKENS = 20
+"""An episode shortened below this says nothing useful and is left out."""
+
 PROFILE_ORDER = ("identity", "constraint", "location", "preference")
 """Which pinned facts win when the profile budget is tight; other categories come after."""
 
@@ -114,11 +117,22 @@ def fit_profile(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledFa
     return chosen
 
 
+EPISODE_LINE_TOKENS = 12
+"""What the date range in front of each episode costs in the prompt."""
+
+
 def fit_episodes(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledEpisode]:
-    """Past episodes, each shortened to an equal share of ``max_tokens``."""
-    if not items or max_tokens <= 0:
+    """Past episodes, each shortened to an equal share of ``max_tokens``.
+
+    Each share pays for the episode's date line too; when the budget cannot give every
+    episode a useful share, the least relevant ones are left out.
+    """
+    items = list(items)
+    while items and max_tokens // len(items) - EPISODE_LINE_TOKENS < MIN_EPISODE_TOKENS:
+        items.pop()
+    if not items:
         return []
-    share = max_tokens // len(items)
+    share = max_tokens // len(items) - EPISODE_LINE_TOKENS
     return [
         RecalledEpisode(
             thread_id=str(item.value.get("thread_id", item.key)),

@@ -1,0 +1,112 @@
+"""Keyword search: the CJK-aware tokenizer and the in-place BM25 index."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.memory.lexical import STOP_WORDS, BM25Index, tokenize
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("I'm allergic to peanuts", ["allergic", "peanut"]),
+        ("The cats and the dogs", ["cat", "dog"]),  # stop words out, plurals folded
+        ("Alice's berries", ["alice", "berry"]),  # possessive and -ies folded
+        ("class status bus", ["class", "status", "bus"]),  # not plurals
+        ("What is my wife's name?", ["wife", "name"]),
+        ("Room 7, floor B", ["room", "7", "floor"]),  # digits stay, single letters go
+        ("ＨＡＮＧＺＨＯＵ", ["hangzhou"]),  # full-width folded
+        ("", []),
+        ("the and of", []),
+    ],
+)
+def test_tokenize_english(text: str, terms: list[str]) -> None:
+    assert tokenize(text) == terms
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("我对花生过敏", ["我对", "对花", "花生", "生过", "过敏"]),
+        ("猫", ["猫"]),  # a lone character is its own term
+        ("住在杭州。喜欢茶", ["住在", "在杭", "杭州", "喜欢", "欢茶"]),  # punctuation splits runs
+        ("住在Hangzhou西湖", ["住在", "hangzhou", "西湖"]),
+        ("我的猫叫Mochi", ["我的", "的猫", "猫叫", "mochi"]),
+    ],
+)
+def test_tokenize_chinese_into_bigrams(text: str, terms: list[str]) -> None:
+    assert tokenize(text) == terms
+
+
+def test_stop_words_never_come_out() -> None:
+    assert not set(tokenize(" ".join(sorted(STOP_WORDS)))) & STOP_WORDS
+
+
+def test_bm25_add_search_remove_and_replace() -> None:
+    index = BM25Index()
+    assert index.search("peanut", limit=5) == []
+    index.add("a", "Allergic to peanuts")
+    index.add("b", "住在杭州")
+    index.add("c", "Likes green tea")
+    assert len(index) == 3
+    assert "a" in index and "z" not in index
+
+    assert [key for key, _ in index.search("peanut allergy", limit=5)] == ["a"]
+    assert [key for key, _ in index.search("杭州在哪里", limit=5)] == ["b"]
+    assert index.search("violin", limit=5) == []
+
+    index.add("a", "Allergic to shellfish")  # replaces, never duplicates
+    assert len(index) == 3
+    assert index.search("peanuts", limit=5) == []
+    assert [key for key, _ in index.search("shellfish", limit=5)] == ["a"]
+
+    index.remove("b")
+    index.remove("b")  # removing twice is harmless
+    index.remove("never-added")
+    assert len(index) == 2
+    assert "b" not in index
+    assert index.search("杭州", limit=5) == []
+
+
+def test_bm25_scores_rare_terms_higher_and_best_first() -> None:
+    index = BM25Index()
+    index.add("tea", "Likes green tea")
+    index.add("tea-2", "Likes oolong tea")
+    index.add("mochi", "Likes Mochi the cat")
+    results = index.search("likes mochi", limit=3)
+    assert [key for key, _ in results][0] == "mochi"  # "mochi" is rarer than "likes"
+    scores = [score for _, score in results]
+    assert scores == sorted(scores, reverse=True)
+    assert all(score > 0 for score in scores)
+    assert len(index.search("likes", limit=2)) == 2
+
+
+def test_bm25_ties_are_ordered_by_key_whatever_the_insertion_order() -> None:
+    first, second = BM25Index(), BM25Index()
+    for key in ["b", "c", "a"]:
+        first.add(key, "Likes green tea")
+    for key in ["a", "c", "b"]:
+        second.add(key, "Likes green tea")
+    expected = [key for key, _ in first.search("green tea", limit=3)]
+    assert expected == ["a", "b", "c"]
+    assert first.search("green tea", limit=3) == second.search("green tea", limit=3)
+    assert first.search("green tea", limit=3) == first.search("green tea", limit=3)
+    assert [key for key, _ in first.search("green tea", limit=2)] == ["a", "b"]
+
+
+def test_bm25_statistics_stay_right_after_removals() -> None:
+    """Removing and re-adding gives the same scores as building afresh."""
+    churned = BM25Index()
+    for key, text in [("x", "Plays the violin"), ("y", "Likes green tea"), ("z", "Has a cat")]:
+        churned.add(key, text)
+    churned.remove("x")
+    churned.add("z", "Has a cat named Mochi")
+
+    fresh = BM25Index()
+    fresh.add("y", "Likes green tea")
+    fresh.add("z", "Has a cat named Mochi")
+    for query in ["cat", "green tea", "violin", "mochi tea"]:
+        got, want = churned.search(query, limit=5), fresh.search(query, limit=5)
+        assert [key for key, _ in got] == [key for key, _ in want]
+        assert [score for _, score in got] == pytest.approx([score for _, score in want])
