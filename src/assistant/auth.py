@@ -89,7 +89,7 @@ def authenticate_token(
     scheme, _, token = (authorization or "").strip().partition(" ")
     token = token.strip()
     admin = settings.admin_token
-    if admin and scheme.lower() == "bearer" and hmac.compare_digest(token, admin):
+    if admin and scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), admin.encode()):
         return {"identity": ADMIN_IDENTITY, "permissions": [ADMIN_PERMISSION]}
     return {"identity": _user_from_token(scheme, token, settings), "permissions": ["memory:own"]}
 
@@ -98,7 +98,7 @@ def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
     multi_user = bool(settings.jwt_secret or settings.dev_tokens)
     if not multi_user:
         if settings.local_dev:
-            return settings.default_user
+            return _valid_identity(settings.default_user)
         raise _unauthorized(
             "Server auth is not configured: set ASSISTANT_JWT_SECRET to accept signed user "
             "tokens. Single-user mode only runs under `langgraph dev`."
