@@ -15,6 +15,11 @@ SYSTEM_PROMPT = """{persona}
 
 Current time: {time}
 
+Your memory tools look up (search_memory), forget (forget_memory) and correct
+(correct_memory) what you remember about this user. Use them when the user asks what you
+remember, or asks you to forget or correct something; find a fact's id with
+search_memory first. Never forget or change facts unless the user asks.
+
 Who the user is (always true unless they say otherwise):
 <user_profile>
 {user_profile}
@@ -65,6 +70,8 @@ Rules:
 - Give a category ({categories}) and a confidence between 0 and 1.
 - Set `profile` to true for facts that should shape every reply: name, preferred
   language, home city, standing preferences about answers, hard constraints.
+- Requests to forget or delete memories are handled elsewhere: return no operations
+  for them.
 - If there is nothing durable, return no operations.
 
 <known_facts>

@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 import re
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel
@@ -28,6 +36,7 @@ from assistant.tokens import count_messages_tokens, count_text_tokens
 __all__ = [
     "ScriptedChatModel",
     "decide_operations",
+    "memory_command",
     "extract_statements",
     "scripted_summary",
 ]
@@ -125,6 +134,8 @@ def decide_operations(text: str, known: list[str]) -> list[dict[str, Any]]:
     ['skip']
     """
     operations: list[dict[str, Any]] = []
+    if (command := memory_command(text)) and command[0] != "correct":
+        return operations  # forgetting and listing are the memory tools' job
     for fact in extract_statements(text):
         prefix, suffix = fact.pop("slot")
         operation = {**fact, "action": "add", "target": None}
@@ -172,10 +183,50 @@ def scripted_summary(existing: str, transcript: str, *, max_tokens: int) -> str:
     return "\n".join(head + tail[::-1])
 
 
+_RECALL_ALL = re.compile(
+    r"what do you (?:remember|know) about me|你(?:还)?(?:记得|知道)(?:关于)?我(?:的)?(?:什么|哪些)",
+    re.IGNORECASE,
+)
+_FORGET = re.compile(
+    r"\b(?:forget|delete)\b(?: that)?\s*(.*)|(?:忘掉|忘记|删掉|删除)(.*)", re.IGNORECASE
+)
+_CORRECT = re.compile(
+    r"^\s*(?:actually|correction:)\s*,?\s*(.*)|^\s*(?:其实|更正[:：]?)(.*)", re.IGNORECASE
+)
+
+
+def memory_command(text: str) -> tuple[str, str] | None:
+    """``(kind, rest)`` when ``text`` asks to list, forget or correct memories.
+
+    >>> memory_command("Please forget that I live in Hangzhou")
+    ('forget', 'I live in Hangzhou')
+    >>> memory_command("忘掉我住在杭州这件事")
+    ('forget', '我住在杭州这件事')
+    >>> memory_command("what do you remember about me?")
+    ('list', '')
+    >>> memory_command("Actually my dog is called Max")
+    ('correct', 'my dog is called Max')
+    """
+    if _RECALL_ALL.search(text):
+        return ("list", "")
+    if match := _FORGET.search(text):
+        return ("forget", next(group for group in match.groups() if group is not None).strip())
+    if match := _CORRECT.search(text):
+        return ("correct", next(group for group in match.groups() if group is not None).strip())
+    return None
+
+
 def _section(text: str, tag: str) -> str:
     """The text inside the last ``<tag>…</tag>`` block of ``text``."""
     matches = re.findall(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
     return str(matches[-1]).strip() if matches else ""
+
+
+def _tool_call(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}"}],
+    )
 
 
 def _has_cjk(text: str) -> bool:
@@ -196,6 +247,9 @@ class ScriptedChatModel(BaseChatModel):
     fail_on: str | None = None
     """Raise a RuntimeError for any request containing this text (to test faults)."""
 
+    tool_names: list[str] = []
+    """Names of the tools bound with :meth:`bind_tools`; memory commands use them."""
+
     @property
     def _llm_type(self) -> str:
         return "scripted"
@@ -210,7 +264,35 @@ class ScriptedChatModel(BaseChatModel):
         if self.fail_on and any(self.fail_on in message.text for message in messages):
             raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
 
-    def _reply(self, messages: list[BaseMessage]) -> str:
+    def _tool_step(self, conversation: list[BaseMessage]) -> AIMessage | None:
+        """The next step of a memory command: a tool call, or the final reply after tools."""
+        turn_start = max(
+            (i for i, message in enumerate(conversation) if isinstance(message, HumanMessage)),
+            default=None,
+        )
+        if turn_start is None or not self.tool_names:
+            return None
+        command = memory_command(conversation[turn_start].text)
+        if command is None:
+            return None
+        kind, rest = command
+        results = [m for m in conversation[turn_start + 1 :] if isinstance(m, ToolMessage)]
+        last = results[-1] if results else None
+        ids = re.findall(r"^([0-9a-f]{32}): ", last.text, re.MULTILINE) if last else []
+        if last is None:
+            query = "" if kind == "list" else rest
+            return _tool_call("search_memory", {"query": query})
+        if last.name == "search_memory" and kind == "forget" and ids:
+            return _tool_call("forget_memory", {"fact_id": ids[0]})
+        if last.name == "search_memory" and kind == "correct" and ids:
+            facts = extract_statements(rest)
+            corrected = facts[0]["content"] if facts else rest
+            return _tool_call("correct_memory", {"fact_id": ids[0], "corrected": corrected})
+        self._log({"kind": "respond_after_tools", "tools": [m.name for m in results]})
+        text = re.sub(r"^[0-9a-f]{32}: ", "- ", last.text, flags=re.MULTILINE)
+        return AIMessage(f"{LABEL} {text}")
+
+    def _reply(self, messages: list[BaseMessage]) -> AIMessage:
         self._check_fault(messages)
         prompt = messages[0].text if messages else ""
         if "<new_messages>" in prompt:
@@ -221,9 +303,11 @@ class ScriptedChatModel(BaseChatModel):
                 max_tokens=int(limit.group(1)) if limit else 500,
             )
             self._log({"kind": "summarize", "summary": summary})
-            return summary
+            return AIMessage(summary)
         system = prompt if isinstance(messages[0], SystemMessage) else ""
         conversation = [message for message in messages if not isinstance(message, SystemMessage)]
+        if (step := self._tool_step(conversation)) is not None:
+            return step
         profile = [line[2:] for line in _section(system, "user_profile").splitlines() if line]
         facts = [line[2:] for line in _section(system, "user_facts").splitlines() if line]
         episodes = [
@@ -245,13 +329,13 @@ class ScriptedChatModel(BaseChatModel):
         )
         known = [*profile, *facts]
         if _has_cjk(latest):
-            return (
+            return AIMessage(
                 f"{LABEL} 收到。我记得关于你的事：{'；'.join(known) or '还没有'}。"
                 + (f"我还记得 {len(episodes)} 段以前的对话。" if episodes else "")
                 + ("我还有这段对话之前的摘要。" if summary else "")
                 + f"（提示词约 {tokens} 个 token）"
             )
-        return (
+        return AIMessage(
             f"{LABEL} Got it. What I remember about you: {'; '.join(known) or 'nothing yet'}."
             + (f" I also recall {len(episodes)} earlier conversation(s)." if episodes else "")
             + (" I have a summary of the earlier part of this conversation." if summary else "")
@@ -265,7 +349,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._reply(messages)))])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
 
     def _stream(
         self,
@@ -274,7 +358,24 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for piece in re.findall(r"\S+\s*|\s+", self._reply(messages)):
+        reply = self._reply(messages)
+        if reply.tool_calls:
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        {
+                            "name": call["name"],
+                            "args": json.dumps(call["args"]),
+                            "id": call["id"],
+                            "index": i,
+                        }
+                        for i, call in enumerate(reply.tool_calls)
+                    ],
+                )
+            )
+            return
+        for piece in re.findall(r"\S+\s*|\s+", reply.text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
@@ -283,8 +384,9 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: Sequence[Any], **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Tools are accepted and never called: the scripted model only talks."""
-        return self
+        """Remember the tools' names; memory commands then call them (see `memory_command`)."""
+        names = [getattr(t, "name", None) or t.get("name", "") for t in tools]
+        return self.model_copy(update={"tool_names": names})
 
     def with_structured_output(  # type: ignore[override]
         self, schema: type[BaseModel], **kwargs: Any

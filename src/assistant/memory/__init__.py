@@ -9,9 +9,17 @@ decides where a user's memories live and what a stored memory looks like.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.store.base import BaseStore, SearchItem
 from langgraph.store.memory import InMemoryStore
 
+from assistant.memory.audit import (
+    AUDIT_NAMESPACE,
+    list_audit,
+    record_audit,
+    user_audit_namespace,
+)
 from assistant.memory.consolidate import (
     CATEGORIES,
     ConsolidationReport,
@@ -43,6 +51,7 @@ from assistant.memory.namespaces import (
 from assistant.models import EMBEDDING_DIMS, get_embeddings
 
 __all__ = [
+    "AUDIT_NAMESPACE",
     "CATEGORIES",
     "ConsolidationReport",
     "EPISODES_NAMESPACE",
@@ -56,18 +65,23 @@ __all__ = [
     "apply_operations",
     "confirm_memory",
     "delete_memory",
+    "correct_memory",
     "find_duplicate",
+    "forget_memory",
     "get_memory",
+    "list_audit",
     "list_memories",
     "make_store",
     "normalize_fact",
     "profile",
     "recall",
     "recall_episodes",
+    "record_audit",
     "save_episode",
     "save_memory",
     "supersede_memory",
     "update_memory",
+    "user_audit_namespace",
     "user_episodes_namespace",
     "user_facts_namespace",
     "validate_user_id",
@@ -125,3 +139,80 @@ async def find_duplicate(
 async def warm_user_index(store: BaseStore, user_id: str) -> int:
     """Build the user's recall index now (searches otherwise build it on first use)."""
     return await warm_index(store, user_facts_namespace(user_id))
+
+
+async def forget_memory(
+    store: BaseStore,
+    user_id: str,
+    key: str,
+    *,
+    actor: str,
+    via: str,
+    thread_id: str | None = None,
+) -> dict[str, Any] | None:
+    """Delete one fact because the user asked, and record it in the audit trail.
+
+    Returns the audit entry, or None when the fact does not exist.
+    """
+    item = await get_memory(store, user_id, key)
+    if item is None:
+        return None
+    await delete_memory(store, user_id, key)
+    return await record_audit(
+        store,
+        user_id,
+        action="forget",
+        fact_key=key,
+        content=str(item.value.get("content", "")),
+        actor=actor,
+        via=via,
+        thread_id=thread_id,
+    )
+
+
+async def correct_memory(
+    store: BaseStore,
+    user_id: str,
+    key: str,
+    content: str,
+    *,
+    actor: str,
+    via: str,
+    thread_id: str | None = None,
+) -> str:
+    """Replace a fact the user corrected; the old one is kept as superseded history.
+
+    Returns the key of the corrected fact. Correcting a fact that was already
+    superseded corrects its current successor instead, so two concurrent corrections
+    never leave two current versions.
+    """
+    item = await get_memory(store, user_id, key)
+    while item is not None and item.value.get("status") == "superseded":
+        successor = item.value.get("superseded_by")
+        item = await get_memory(store, user_id, successor) if successor else None
+    if item is None:
+        raise KeyError(f"No fact with key={key!r} for user_id={user_id!r}.")
+    if normalize_fact(content) == normalize_fact(str(item.value.get("content", ""))):
+        return item.key
+    new_key = await supersede_memory(
+        store,
+        user_id,
+        item.key,
+        content,
+        thread_id=thread_id,
+        pinned=bool(item.value.get("pinned")),
+        confidence=1.0,
+    )
+    await record_audit(
+        store,
+        user_id,
+        action="correct",
+        fact_key=item.key,
+        content=str(item.value.get("content", "")),
+        actor=actor,
+        via=via,
+        thread_id=thread_id,
+        new_content=content,
+        new_fact_key=new_key,
+    )
+    return new_key

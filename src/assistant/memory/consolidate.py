@@ -23,11 +23,13 @@ from pydantic import BaseModel, Field
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
+    get_memory,
     normalize_fact,
     save_memory,
     supersede_memory,
     update_memory,
 )
+from assistant.memory.index import is_current
 
 __all__ = [
     "CATEGORIES",
@@ -145,6 +147,11 @@ async def apply_operations(
             continue  # one change per fact per turn
         if action in ("update", "supersede") and target is None:
             action = "add"
+        if target is not None and action != "add":
+            fresh = await get_memory(store, user_id, target.key)
+            if fresh is None or not is_current(fresh.value):
+                continue  # changed meanwhile (e.g. corrected or forgotten by a tool)
+            target = fresh
         if action == "add":
             key = await save_memory(
                 store,

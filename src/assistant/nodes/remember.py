@@ -45,8 +45,18 @@ _FIRST_PERSON = re.compile(
 _TRIVIAL_CHARS = 12
 
 
+_MEMORY_REQUEST = re.compile(
+    r"\b(forget|delete)\b|what do you (remember|know) about me|忘掉|忘记|删掉|删除|"
+    r"你(还)?(记得|知道)(关于)?我",
+    re.IGNORECASE,
+)
+
+
 def worth_extracting(text: str) -> bool:
     """Whether a message might hold a durable fact; skips greetings and bare questions.
+
+    Requests to list or forget memories are left to the memory tools: extracting from
+    "forget that I live in Hangzhou" would only confirm the fact being forgotten.
 
     >>> worth_extracting("I moved to Chengdu last month")
     True
@@ -56,8 +66,12 @@ def worth_extracting(text: str) -> bool:
     False
     >>> worth_extracting("我对花生过敏")
     True
+    >>> worth_extracting("Please forget that I live in Hangzhou")
+    False
     """
     text = text.strip()
+    if _MEMORY_REQUEST.search(text):
+        return False
     if _FIRST_PERSON.search(text):
         return True
     return len(text) >= _TRIVIAL_CHARS and not text.endswith(("?", "？"))

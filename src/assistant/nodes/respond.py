@@ -1,19 +1,26 @@
-"""`respond`: answer the user with the recalled facts and the running summary in view."""
+"""`respond`: answer the user with memory in view; call memory tools when asked to."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from assistant import models, prompts
 from assistant.context import Context
 from assistant.history import keep_recent_start, truncate_text
+from assistant.nodes.compress import should_compress
 from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
 from assistant.tokens import count_message_tokens, count_messages_tokens
+from assistant.tools import MEMORY_TOOLS
+
+MAX_TOOL_ROUNDS = 3
+"""Tool calls allowed per user turn; after that the model must answer in words."""
 
 EMPTY_MESSAGE_REPLY = (
     "Your message looks empty. What would you like to talk about?\n"
@@ -35,17 +42,42 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         episodes=state.get("episodes", []),
         summary=state.get("summary", ""),
     )
-    model = models.get_chat_model(context.model)
+    model: Runnable[LanguageModelInput, BaseMessage] = models.get_chat_model(context.model)
+    if tool_rounds(messages) < MAX_TOOL_ROUNDS:
+        model = models.get_chat_model(context.model).bind_tools(MEMORY_TOOLS)
     prompt = [
         SystemMessage(content=system),
         *fit_messages(messages, max_tokens=context.max_context_tokens),
     ]
     response = await model.ainvoke(prompt)
+    if not isinstance(response, AIMessage):
+        raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
     metrics = TurnMetrics(
         message_id=state.get("metrics", {}).get("message_id", ""),
         prompt_tokens=count_messages_tokens(prompt),
     )
     return {"messages": [response], "metrics": metrics}
+
+
+def tool_rounds(messages: Sequence[BaseMessage]) -> int:
+    """How many times the model has called tools since the user's latest message."""
+    rounds = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage) and message.tool_calls:
+            rounds += 1
+    return rounds
+
+
+def after_respond(
+    state: State, runtime: Runtime[Context]
+) -> Literal["use_tools", "compress", "__end__"]:
+    """Run the tools the model called; else compress when over budget; else finish."""
+    messages = state.get("messages", [])
+    if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
+        return "use_tools"
+    return should_compress(state, runtime)
 
 
 def _is_blank(message: BaseMessage) -> bool:
@@ -75,6 +107,11 @@ def build_system_prompt(
     Be kind.
     <BLANKLINE>
     Current time: 2026-01-02 00:00 (Friday, UTC)
+    <BLANKLINE>
+    Your memory tools look up (search_memory), forget (forget_memory) and correct
+    (correct_memory) what you remember about this user. Use them when the user asks what you
+    remember, or asks you to forget or correct something; find a fact's id with
+    search_memory first. Never forget or change facts unless the user asks.
     <BLANKLINE>
     Who the user is (always true unless they say otherwise):
     <user_profile>
