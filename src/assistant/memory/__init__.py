@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, SearchItem
 from langgraph.store.memory import InMemoryStore
 
+from assistant.compat import patch_inmemory_store
 from assistant.memory.audit import (
     AUDIT_NAMESPACE,
     list_audit,
@@ -49,6 +50,8 @@ from assistant.memory.namespaces import (
     validate_user_id,
 )
 from assistant.models import EMBEDDING_DIMS, get_embeddings
+
+patch_inmemory_store()
 
 __all__ = [
     "AUDIT_NAMESPACE",
