@@ -45,6 +45,7 @@ from assistant.memory import (
     validate_user_id,
 )
 from assistant.models import AuthSettings, get_auth_settings
+from assistant.webapp import CONSOLE_PATH
 
 logger = logging.getLogger(__name__)
 
@@ -136,8 +137,16 @@ def _valid_identity(user_id: object) -> str:
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
-    """Resolve the caller from the ``Authorization`` header."""
+async def authenticate(
+    authorization: str | None, path: str, method: str
+) -> Auth.types.MinimalUserDict:
+    """Resolve the caller from the ``Authorization`` header.
+
+    The console page itself (``GET /console``) holds no data and loads without a token,
+    so a browser can open it; it then calls the API with the token the user enters.
+    """
+    if method == "GET" and path == CONSOLE_PATH and not authorization:
+        return {"identity": "anonymous", "permissions": []}
     return authenticate_token(authorization, get_auth_settings())
 
 

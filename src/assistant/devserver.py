@@ -132,6 +132,10 @@ class DevServer:
                 }
             },
         }
+        config["http"] = {
+            "app": f"{PACKAGE_DIR / 'webapp.py'}:app",
+            "enable_custom_route_auth": True,
+        }
         if self.auth:
             config["auth"] = {
                 "path": f"{PACKAGE_DIR / 'auth.py'}:auth",

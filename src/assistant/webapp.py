@@ -1,0 +1,180 @@
+"""Custom HTTP routes served by LangGraph Server (langgraph.json ``http.app``).
+
+* ``GET /console``: the memory console, one static page (``console.html``) with a little
+  JavaScript. The page itself holds no data; everything it shows comes from the API
+  below and the platform's thread API, with the same bearer token.
+* ``/memory/*``: the signed-in user's memory, through `assistant.memory`, so writes keep
+  the recall index in step and every deletion and correction lands in the audit trail:
+
+  ========  ==============================  ========================================
+  GET       /memory/me                      who the caller is
+  GET       /memory/facts                   facts; ``?query=`` searches (hybrid recall),
+                                            ``?include_superseded=true`` adds history
+  PATCH     /memory/facts/{key}             correct a fact: ``{"content": "..."}``
+  DELETE    /memory/facts/{key}             forget a fact
+  GET       /memory/episodes                past conversations
+  GET       /memory/audit                   deletions and corrections, newest first
+  ========  ==============================  ========================================
+
+With custom auth (langgraph.json sets ``enable_custom_route_auth``) the user is the
+authenticated identity. Without it, as in ``make demo``, the routes take ``?user_id=``
+like runs take ``context.user_id``, and are as unprotected as those runs.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from langgraph.store.base import BaseStore, Item
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from assistant import memory
+from assistant.context import Context
+from assistant.identity import require_store
+from assistant.models import custom_auth_configured
+
+__all__ = ["CONSOLE_PATH", "app"]
+
+CONSOLE_PATH = "/console"
+"""Where the memory console page is served."""
+
+CONSOLE_HTML = resources.files("assistant").joinpath("console.html").read_text(encoding="utf-8")
+"""The page, read once at import (file reads inside a request would block the server)."""
+
+USER_PERMISSIONS = frozenset({"memory:own", "admin"})
+"""Permissions that may use the memory API (see `assistant.auth`)."""
+
+
+def _caller(request: Request) -> str:
+    """The user whose memory this request may touch."""
+    if custom_auth_configured():
+        user = request.scope.get("user")
+        permissions = set(getattr(request.scope.get("auth"), "scopes", []) or [])
+        identity = getattr(user, "identity", None)
+        if not identity or not permissions & USER_PERMISSIONS:
+            raise HTTPException(401, "Sign in: send 'Authorization: Bearer <token>'.")
+        return str(identity)
+    user_id = request.query_params.get("user_id") or Context().user_id
+    try:
+        return memory.validate_user_id(user_id)
+    except memory.InvalidUserIdError as error:
+        raise HTTPException(400, str(error)) from error
+
+
+async def _store() -> BaseStore:
+    """The server's store.
+
+    ``langgraph.config.get_store()`` would be the public way, but in langgraph-api 0.16.7
+    custom routes get a store captured before the server applied langgraph.json's store
+    config, which holds none of the data runs write. The server's own accessor is fresh.
+    """
+    from langgraph_api.store import get_store as server_store
+
+    return require_store(await server_store())
+
+
+def _fact(item: Item) -> dict[str, Any]:
+    return {"key": item.key, **item.value}
+
+
+async def me(request: Request) -> JSONResponse:
+    """Who the caller is."""
+    return JSONResponse({"user_id": _caller(request)})
+
+
+async def list_facts(request: Request) -> JSONResponse:
+    """The caller's facts, searched by ``query`` or all, optionally with superseded ones."""
+    user_id = _caller(request)
+    store = await _store()
+    query = request.query_params.get("query", "").strip()
+    if query:
+        items: list[Item] = list(await memory.recall(store, user_id, query, limit=20))
+    else:
+        superseded = request.query_params.get("include_superseded", "").lower() == "true"
+        items = await memory.list_memories(store, user_id, include_superseded=superseded)
+    return JSONResponse({"user_id": user_id, "facts": [_fact(item) for item in items]})
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except json.JSONDecodeError as error:
+        raise HTTPException(400, "Send a JSON body.") from error
+    if not isinstance(body, dict):
+        raise HTTPException(400, "Send a JSON object.")
+    return body
+
+
+def _via(request: Request) -> str:
+    return "console" if request.headers.get("x-assistant-client") == "console" else "api"
+
+
+async def correct_fact(request: Request) -> JSONResponse:
+    """Replace a fact with the caller's corrected wording; the old one becomes history."""
+    user_id = _caller(request)
+    content = (await _body(request)).get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise HTTPException(400, "Send the corrected fact as {'content': '...'}.")
+    try:
+        key = await memory.correct_memory(
+            await _store(),
+            user_id,
+            request.path_params["key"],
+            content,
+            actor=user_id,
+            via=_via(request),
+        )
+    except KeyError as error:
+        raise HTTPException(404, "No such fact.") from error
+    except ValueError as error:
+        raise HTTPException(400, str(error)) from error
+    return JSONResponse({"key": key, "content": content.strip()})
+
+
+async def forget_fact(request: Request) -> Response:
+    """Delete a fact, recording who asked in the audit trail."""
+    user_id = _caller(request)
+    entry = await memory.forget_memory(
+        await _store(), user_id, request.path_params["key"], actor=user_id, via=_via(request)
+    )
+    if entry is None:
+        raise HTTPException(404, "No such fact.")
+    return JSONResponse({"forgotten": entry})
+
+
+async def list_episodes(request: Request) -> JSONResponse:
+    """The caller's past conversations."""
+    user_id = _caller(request)
+    found = await (await _store()).asearch(memory.user_episodes_namespace(user_id), limit=200)
+    episodes = sorted((item.value for item in found), key=lambda v: v.get("ended_at", ""))
+    return JSONResponse({"episodes": episodes[::-1]})
+
+
+async def list_audit(request: Request) -> JSONResponse:
+    """The caller's audit trail, newest first."""
+    return JSONResponse({"audit": await memory.list_audit(await _store(), _caller(request))})
+
+
+async def console(request: Request) -> HTMLResponse:
+    """The memory console page."""
+    return HTMLResponse(CONSOLE_HTML)
+
+
+app = Starlette(
+    routes=[
+        Route(CONSOLE_PATH, console, methods=["GET"]),
+        Route("/memory/me", me, methods=["GET"]),
+        Route("/memory/facts", list_facts, methods=["GET"]),
+        Route("/memory/facts/{key}", correct_fact, methods=["PATCH"]),
+        Route("/memory/facts/{key}", forget_fact, methods=["DELETE"]),
+        Route("/memory/episodes", list_episodes, methods=["GET"]),
+        Route("/memory/audit", list_audit, methods=["GET"]),
+    ]
+)
+"""The custom routes; langgraph.json's ``http.app`` points here."""
