@@ -47,7 +47,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         model = models.get_chat_model(context.model).bind_tools(MEMORY_TOOLS)
     prompt = [
         SystemMessage(content=system),
-        *fit_messages(messages, max_tokens=context.max_context_tokens),
+        *fit_messages(skip_unanswered(messages), max_tokens=context.max_context_tokens),
     ]
     response = await model.ainvoke(prompt)
     if not isinstance(response, AIMessage):
@@ -136,6 +136,30 @@ def build_system_prompt(
         episodes_block=prompts.EPISODES_BLOCK.format(episodes=episodes_text) if episodes else "",
         summary_block=prompts.SUMMARY_BLOCK.format(summary=summary) if summary else "",
     )
+
+
+def skip_unanswered(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages without earlier user messages that never got a reply.
+
+    A turn whose reply failed (a provider error, a rejected payload) leaves its user
+    message in the thread; sending it again with every later turn could fail the thread
+    for good. The thread keeps it; only the prompt leaves it out. The latest message
+    always stays.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> [m.text for m in skip_unanswered(
+    ...     [HumanMessage("a"), AIMessage("b"), HumanMessage("bad"), HumanMessage("c")])]
+    ['a', 'b', 'c']
+    """
+    return [
+        message
+        for index, message in enumerate(messages)
+        if not (
+            isinstance(message, HumanMessage)
+            and index + 1 < len(messages)
+            and isinstance(messages[index + 1], HumanMessage)
+        )
+    ]
 
 
 def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[BaseMessage]:
