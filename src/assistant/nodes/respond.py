@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.runtime import Runtime
 
 from assistant import models, prompts
@@ -49,7 +49,17 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         SystemMessage(content=system),
         *fit_messages(skip_unanswered(messages), max_tokens=context.max_context_tokens),
     ]
-    response = await model.ainvoke(prompt)
+    turn = state.get("metrics", {})
+    trace: RunnableConfig = {
+        "run_name": "respond",
+        "metadata": {
+            "memory_profile_fact_ids": turn.get("profile_fact_ids", []),
+            "memory_recalled_fact_ids": turn.get("recalled_fact_ids", []),
+            "memory_episode_thread_ids": turn.get("episode_thread_ids", []),
+            "memory_tokens": turn.get("memory_tokens", 0),
+        },
+    }
+    response = await model.ainvoke(prompt, trace)  # memory figures ride into LangSmith traces
     if not isinstance(response, AIMessage):
         raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
     metrics = TurnMetrics(
