@@ -154,7 +154,7 @@ async def test_a_new_thread_sees_the_past_conversation(
 
     system = system_prompt(model)
     past = between(system, "past_conversations")
-    assert past.startswith("- [")
+    assert past.startswith('<conversation from="')
     assert KYOTO in past
     assert system.index("</user_facts>") < system.index("<past_conversations>")
     assert state["episodes"][0]["thread_id"] == "thread-a"
@@ -200,7 +200,7 @@ async def test_a_long_episode_is_shortened_to_its_share(
     patch_model: PatchModel, chat: Chat
 ) -> None:
     past = await past_conversations_with_budget(patch_model, chat, 40)
-    summary_part = past.split("] ", 1)[1]
+    summary_part = past.split(">\n", 1)[1].rsplit("\n</conversation>", 1)[0]
     assert summary_part.startswith("Kyoto plans:")
     assert count_text_tokens(summary_part) <= 40
 

@@ -57,8 +57,12 @@ USER_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
 ADMIN_PERMISSION = "admin"
 """Permission of the maintenance token: every thread and namespace is reachable."""
 
-ADMIN_IDENTITY = "maintenance"
-"""Identity of the maintenance token (its power comes from the permission, not the name)."""
+ADMIN_IDENTITY = "langgraph-maintenance"
+"""Identity of the maintenance token. Its power comes from the permission, and no user can
+share the name: user ids may not start with `langgraph`."""
+
+MIN_SECRET_BYTES = 32
+"""Shortest ASSISTANT_JWT_SECRET accepted (RFC 7518 asks for a key as long as the hash)."""
 
 OWNER_KEY = "owner"
 """Metadata key that records who owns a thread, run or cron."""
@@ -110,6 +114,14 @@ def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
         return _valid_identity(settings.dev_tokens[token])
     if not settings.jwt_secret:
         raise _unauthorized("Unknown token.")
+    if len(settings.jwt_secret.encode()) < MIN_SECRET_BYTES:
+        logger.error(
+            "ASSISTANT_JWT_SECRET is shorter than %d bytes; refusing JWTs", MIN_SECRET_BYTES
+        )
+        raise _unauthorized(
+            f"Server auth is misconfigured: ASSISTANT_JWT_SECRET must be at least "
+            f"{MIN_SECRET_BYTES} bytes."
+        )
     try:
         claims: dict[str, Any] = jwt.decode(
             token,
@@ -176,6 +188,15 @@ async def on_run_create(
     metadata = value.setdefault("metadata", {})
     metadata[OWNER_KEY] = _identity(ctx)
     return {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.threads.update
+async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Owners may update their threads, but never hand them to someone else."""
+    owner = (value.get("metadata") or {}).get(OWNER_KEY)
+    if owner is not None and owner != _identity(ctx) and not _is_admin(ctx):
+        raise _forbidden("A thread's owner cannot be changed.")
+    return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
 
 
 @auth.on.threads

@@ -310,11 +310,7 @@ class ScriptedChatModel(BaseChatModel):
             return step
         profile = [line[2:] for line in _section(system, "user_profile").splitlines() if line]
         facts = [line[2:] for line in _section(system, "user_facts").splitlines() if line]
-        episodes = [
-            line
-            for line in _section(system, "past_conversations").splitlines()
-            if line.startswith("- [")
-        ]
+        episodes = re.findall(r"^<conversation ", _section(system, "past_conversations"), re.M)
         summary = _section(system, "summary")
         tokens = count_messages_tokens(messages)
         latest = conversation[-1].text if conversation else ""

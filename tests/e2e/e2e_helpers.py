@@ -120,7 +120,9 @@ async def stored_episodes(sdk: LangGraphClient, user_id: str) -> dict[str, dict[
 
 async def thread_values(sdk: LangGraphClient, thread_id: str) -> dict[str, Any]:
     """The thread's current state values, as ``threads.get_state`` returns them."""
-    return dict((await sdk.threads.get_state(thread_id))["values"])
+    values = (await sdk.threads.get_state(thread_id))["values"]
+    assert isinstance(values, dict), f"unexpected state values {values!r}"
+    return values
 
 
 def thread_tokens(messages: list[dict[str, Any]]) -> int:

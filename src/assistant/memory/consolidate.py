@@ -6,7 +6,8 @@ message changes: for each durable fact, *add* it, *update* (reword) a known fact
 says it. This module checks those decisions and carries them out, so that:
 
 * nothing is stored twice (a normalised repeat of a known fact becomes a skip);
-* a contradicted fact is superseded, never deleted, with its history kept;
+* a contradicted fact is superseded, never deleted, with its history kept and an entry
+  in the audit trail;
 * the profile is maintained: facts flagged as profile material are pinned, and a
   fact that supersedes a pinned one takes its place.
 """
@@ -20,6 +21,7 @@ from typing import Literal
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, Field
 
+from assistant.memory.audit import record_audit
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -193,6 +195,18 @@ async def apply_operations(
                 confidence=operation.confidence,
                 pinned=pinned or bool(target.value.get("pinned")),
                 message_id=message_id,
+            )
+            await record_audit(
+                store,
+                user_id,
+                action="supersede",
+                fact_key=target.key,
+                content=str(target.value.get("content", "")),
+                actor=user_id,
+                via="chat",
+                thread_id=thread_id,
+                new_content=content,
+                new_fact_key=new_key,
             )
             report.superseded.append(target.key)
             report.added.append(new_key)

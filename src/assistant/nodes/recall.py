@@ -117,8 +117,8 @@ def fit_profile(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledFa
     return chosen
 
 
-EPISODE_LINE_TOKENS = 12
-"""What the date range in front of each episode costs in the prompt."""
+EPISODE_LINE_TOKENS = 20
+"""What the `<conversation from=… to=…>` wrapper around each episode costs in the prompt."""
 
 
 def fit_episodes(items: Sequence[SearchItem], max_tokens: int) -> list[RecalledEpisode]:

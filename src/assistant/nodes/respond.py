@@ -7,7 +7,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.runtime import Runtime
 
@@ -22,6 +28,11 @@ from assistant.tools import MEMORY_TOOLS
 MAX_TOOL_ROUNDS = 3
 """Tool calls allowed per user turn; after that the model must answer in words."""
 
+TOOL_LIMIT_REPLY = (
+    "I couldn't finish that with my memory tools. Could you say it another way?\n"
+    "我没能用记忆工具完成这件事，能换个说法吗？"
+)
+
 EMPTY_MESSAGE_REPLY = (
     "Your message looks empty. What would you like to talk about?\n"
     "你的消息好像是空的，想聊些什么呢？"
@@ -32,7 +43,9 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     """Call the chat model on the system prompt plus the thread's recent messages."""
     context = runtime.context or Context()
     messages = state.get("messages", [])
-    if messages and _is_blank(messages[-1]):
+    if not messages or not isinstance(messages[-1], HumanMessage | ToolMessage):
+        return {}  # a run with no new user message: nothing to answer
+    if _is_blank(messages[-1]):
         return {"messages": [AIMessage(content=EMPTY_MESSAGE_REPLY)]}
     system = build_system_prompt(
         persona=context.system_prompt,
@@ -43,7 +56,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         summary=state.get("summary", ""),
     )
     model: Runnable[LanguageModelInput, BaseMessage] = models.get_chat_model(context.model)
-    if tool_rounds(messages) < MAX_TOOL_ROUNDS:
+    tools_allowed = tool_rounds(messages) < MAX_TOOL_ROUNDS
+    if tools_allowed:
         model = models.get_chat_model(context.model).bind_tools(MEMORY_TOOLS)
     prompt = [
         SystemMessage(content=system),
@@ -62,6 +76,9 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     response = await model.ainvoke(prompt, trace)  # memory figures ride into LangSmith traces
     if not isinstance(response, AIMessage):
         raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
+    if response.tool_calls and not tools_allowed:
+        # Out of tool rounds but the model still asked: answer in words, no dangling calls.
+        response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
     metrics = TurnMetrics(
         message_id=state.get("metrics", {}).get("message_id", ""),
         prompt_tokens=count_messages_tokens(prompt),
@@ -135,7 +152,8 @@ def build_system_prompt(
     """
     summary = summary.strip()
     episodes_text = "\n".join(
-        f"- [{episode['started_at'][:10]} to {episode['ended_at'][:10]}] {episode['content']}"
+        f'<conversation from="{episode["started_at"][:10]}" to="{episode["ended_at"][:10]}">\n'
+        f"{episode['content']}\n</conversation>"
         for episode in episodes
     )
     return prompts.SYSTEM_PROMPT.format(
