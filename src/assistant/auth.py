@@ -150,13 +150,17 @@ def _valid_identity(user_id: object) -> str:
 
 @auth.authenticate
 async def authenticate(
-    authorization: str | None, path: str, method: str
+    authorization: str | None, headers: dict[bytes, bytes], path: str, method: str
 ) -> Auth.types.MinimalUserDict:
     """Resolve the caller from the ``Authorization`` header.
 
-    The console page itself (``GET /console``) holds no data and loads without a token,
-    so a browser can open it; it then calls the API with the token the user enters.
+    A client that sends its token as ``X-Api-Key`` instead, as agent-chat-ui does, is
+    treated the same. The console page itself (``GET /console``) holds no data and loads
+    without a token, so a browser can open it; it then calls the API with the token the
+    user enters.
     """
+    if not authorization and (api_key := headers.get(b"x-api-key")):
+        authorization = f"Bearer {api_key.decode('latin-1')}"
     if method == "GET" and path == CONSOLE_PATH and not authorization:
         return {"identity": "anonymous", "permissions": []}
     return authenticate_token(authorization, get_auth_settings())
