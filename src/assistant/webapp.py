@@ -27,7 +27,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore, Item, SearchItem
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -80,7 +80,10 @@ async def _store() -> BaseStore:
 
 
 def _fact(item: Item) -> dict[str, Any]:
-    return {"key": item.key, **item.value}
+    fact = {"key": item.key, **item.value}
+    if isinstance(item, SearchItem) and item.score is not None:
+        fact["score"] = item.score  # hybrid-recall score: higher is better, for ranking only
+    return fact
 
 
 async def me(request: Request) -> JSONResponse:
@@ -111,8 +114,13 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
+CLIENTS = frozenset({"console", "cli"})
+"""Clients that name themselves in ``x-assistant-client``, for the audit trail's ``via``."""
+
+
 def _via(request: Request) -> str:
-    return "console" if request.headers.get("x-assistant-client") == "console" else "api"
+    client = request.headers.get("x-assistant-client", "")
+    return client if client in CLIENTS else "api"
 
 
 async def correct_fact(request: Request) -> JSONResponse:

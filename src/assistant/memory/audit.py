@@ -5,8 +5,9 @@ Entries live in ``("user_audit", user_id)``, one item each, and are never edited
     {"action": "forget", "fact_key": "...", "content": "Lives in Hangzhou",
      "actor": "alice", "via": "chat", "thread_id": "...", "at": "2026-..."}
 
-``via`` says which path made the change: ``chat`` (the assistant's memory tools),
-``console`` (the web page), ``api`` (the HTTP API, e.g. from the CLI).
+``via`` says which path made the change: ``chat`` (the assistant's memory tools, or
+consolidation superseding a fact the user contradicted), ``console`` (the web page),
+``cli`` (the ``assistant`` command) or ``api`` (any other client of the HTTP API).
 """
 
 from __future__ import annotations
