@@ -21,7 +21,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("langgraph")
-APP_DIR = "/deps/main"
+APP_DIR = f"/deps/{REPO_ROOT.name}"  # langgraph names it after the checkout's folder
 """Where the image puts the project (the ``.`` dependency)."""
 
 QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}

@@ -299,7 +299,11 @@ async def test_console_with_auth(
     await expect(fact_row(page, "喜欢喝龙井茶")).to_have_count(0)
     forgotten = page.locator("#audit tr").filter(has_text="forget: 喜欢喝龙井茶")
     await expect(forgotten).to_contain_text("console · alice")
-    await expect(page.locator("#audit tr")).to_have_count(2)
+    # The move to Chengdu (superseded in chat), the correction and the forget.
+    moved = page.locator("#audit tr").filter(has_text="supersede: Lives in Hangzhou")
+    await expect(moved).to_contain_text("→ Lives in Chengdu")
+    await expect(moved).to_contain_text("chat · alice")
+    await expect(page.locator("#audit tr")).to_have_count(3)
 
     # The store agrees, through the SDK with alice's token.
     alice = sdk_for(auth_server, "alice")
