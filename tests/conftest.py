@@ -28,17 +28,10 @@ from pydantic import BaseModel, Field
 
 from assistant import models
 from assistant.context import Context
+from assistant.devserver import PROVIDER_ENV
 from assistant.graph import builder
 
-PROVIDER_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ASSISTANT_MODEL",
-    "ASSISTANT_EMBEDDINGS_MODEL",
-    "ASSISTANT_EMBEDDINGS_BASE_URL",
-    "ASSISTANT_EMBEDDINGS_API_KEY",
-    "LANGSMITH_API_KEY",
-)
+PROVIDER_ENV_VARS = PROVIDER_ENV
 
 TEST_DIMS = 64
 

@@ -174,14 +174,19 @@ def _is_admin(ctx: Auth.types.AuthContext) -> bool:
     return ADMIN_PERMISSION in ctx.permissions
 
 
+def _stamp_owner(
+    ctx: Auth.types.AuthContext, value: Auth.types.ThreadsCreate | Auth.types.RunsCreate
+) -> Auth.types.FilterType:
+    value.setdefault("metadata", {})[OWNER_KEY] = _identity(ctx)
+    return {OWNER_KEY: _identity(ctx)}
+
+
 @auth.on.threads.create
 async def on_thread_create(
     ctx: Auth.types.AuthContext, value: Auth.types.ThreadsCreate
 ) -> Auth.types.FilterType:
     """Stamp the caller as the new thread's owner."""
-    metadata = value.setdefault("metadata", {})
-    metadata[OWNER_KEY] = _identity(ctx)
-    return {OWNER_KEY: _identity(ctx)}
+    return _stamp_owner(ctx, value)
 
 
 @auth.on.threads.create_run
@@ -189,9 +194,7 @@ async def on_run_create(
     ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate
 ) -> Auth.types.FilterType:
     """Runs only on the caller's own threads; the run is stamped with its owner."""
-    metadata = value.setdefault("metadata", {})
-    metadata[OWNER_KEY] = _identity(ctx)
-    return {OWNER_KEY: _identity(ctx)}
+    return _stamp_owner(ctx, value)
 
 
 @auth.on.threads.update

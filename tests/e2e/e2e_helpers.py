@@ -19,25 +19,17 @@ from typing import Any
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from assistant.devserver import PROVIDER_ENV, DevServer
 from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
 
 ASSISTANT_ID = "assistant"
 """The graph id in the langgraph.json that DevServer writes."""
 
-PROVIDER_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ASSISTANT_MODEL",
-    "ASSISTANT_EMBEDDINGS_MODEL",
-    "ASSISTANT_EMBEDDINGS_BASE_URL",
-    "ASSISTANT_EMBEDDINGS_API_KEY",
-    "LANGSMITH_API_KEY",
-)
+PROVIDER_ENV_VARS = PROVIDER_ENV
 """Removed from every e2e server's environment, whatever the developer's shell exports.
 
-DevServer itself strips only OPENAI_*, ASSISTANT_MODEL and LANGSMITH_API_KEY, and only
-when ``scripted``; a server started with ``scripted=False`` inherits them all."""
+DevServer strips them only when ``scripted``; a server started with ``scripted=False``
+inherits them all."""
 
 
 # --------------------------------------------------------------------------- servers
