@@ -2,7 +2,8 @@
 
 Starts `langgraph dev` with the scripted model (rule-based, clearly labelled, no
 network) and walks through two threads of one user and one thread of another, in
-English and Chinese, then a long thread that gets compressed. For every turn it
+English and Chinese, then a long thread that gets compressed, a fact that changes, a
+question about an earlier conversation, and a request to forget something. For every turn it
 prints the reply, the facts recalled into the prompt, the facts stored, the running
 summary, and the prompt size the model received.
 """
@@ -16,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
@@ -149,6 +151,10 @@ class Demo:
         await self.turn(thread, alice, "Big news: I moved from Hangzhou to Chengdu.")
         await self.turn(thread, alice, "What did we decide about the Japan trip budget?")
 
+        thread = await self.new_thread("alice, thread 6: what do you remember? forget something")
+        await self.turn(thread, alice, "What do you remember about me?")
+        await self.turn(thread, alice, "忘掉我喜欢喝龙井茶这件事")
+
         print("\n--- what the store holds ---")
         for user_id in (alice, bob):
             found = await self.client.store.search_items([FACTS_NAMESPACE, user_id], limit=100)
@@ -162,6 +168,15 @@ class Demo:
                     print(f"        history: {entry['event']} at {when}: {old}")
         episodes = await self.client.store.search_items([EPISODES_NAMESPACE, alice], limit=10)
         print(f"  ('{EPISODES_NAMESPACE}', '{alice}'): {len(episodes['items'])} episode(s)")
+        async with httpx.AsyncClient(base_url=self.server.url) as http:
+            audit = (await http.get("/memory/audit", params={"user_id": alice})).json()["audit"]
+        print(f"  audit trail of {alice}:")
+        for entry in audit:
+            change = f" -> {entry['new_content']}" if entry.get("new_content") else ""
+            print(
+                f"    {entry['at'][:19]} {entry['action']} via {entry['via']}: "
+                f"{entry['content']}{change}"
+            )
 
 
 async def _main(workdir: Path) -> None:
