@@ -31,6 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel
 
+from assistant.memory.lexical import tokenize
 from assistant.tokens import count_messages_tokens, count_text_tokens
 
 __all__ = [
@@ -188,7 +189,9 @@ _RECALL_ALL = re.compile(
     re.IGNORECASE,
 )
 _FORGET = re.compile(
-    r"\b(?:forget|delete)\b(?: that)?\s*(.*)|(?:忘掉|忘记|删掉|删除)(.*)", re.IGNORECASE
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:forget|delete)\b(?: that)?\s*(.*)"
+    r"|^\s*(?:请)?(?:忘掉|忘记|删掉|删除)(.*)",
+    re.IGNORECASE,
 )
 _CORRECT = re.compile(
     r"^\s*(?:actually|correction:)\s*,?\s*(.*)|^\s*(?:其实|更正[:：]?)(.*)", re.IGNORECASE
@@ -220,6 +223,16 @@ def _section(text: str, tag: str) -> str:
     """The text inside the last ``<tag>…</tag>`` block of ``text``."""
     matches = re.findall(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
     return str(matches[-1]).strip() if matches else ""
+
+
+def _matching_ids(search_result: str, request: str) -> list[str]:
+    """Ids in a search_memory result whose fact shares a search term with ``request``."""
+    wanted = set(tokenize(request))
+    return [
+        key
+        for key, content in re.findall(r"^([0-9a-f]{32}): (.*)$", search_result, re.MULTILINE)
+        if wanted & set(tokenize(content))
+    ]
 
 
 def _tool_call(name: str, args: dict[str, Any]) -> AIMessage:
@@ -282,12 +295,15 @@ class ScriptedChatModel(BaseChatModel):
         if last is None:
             query = "" if kind == "list" else rest
             return _tool_call("search_memory", {"query": query})
-        if last.name == "search_memory" and kind == "forget" and ids:
-            return _tool_call("forget_memory", {"fact_id": ids[0]})
-        if last.name == "search_memory" and kind == "correct" and ids:
+        hits = _matching_ids(last.text, rest) if kind != "list" else ids
+        if last.name == "search_memory" and kind == "forget" and hits:
+            return _tool_call("forget_memory", {"fact_id": hits[0]})
+        if last.name == "search_memory" and kind == "correct" and hits:
             facts = extract_statements(rest)
             corrected = facts[0]["content"] if facts else rest
-            return _tool_call("correct_memory", {"fact_id": ids[0], "corrected": corrected})
+            return _tool_call("correct_memory", {"fact_id": hits[0], "corrected": corrected})
+        if last.name == "search_memory" and kind != "list" and not hits:
+            return AIMessage(f"{LABEL} I couldn't find a stored fact about that.")
         self._log({"kind": "respond_after_tools", "tools": [m.name for m in results]})
         text = re.sub(r"^[0-9a-f]{32}: ", "- ", last.text, flags=re.MULTILINE)
         return AIMessage(f"{LABEL} {text}")

@@ -54,14 +54,18 @@ REVISION_NAMESPACE = "memory_index"
 COLD_EMBED_LIMIT = 64
 """More unembedded facts than this are embedded in the background, not inline."""
 
+EMBED_BATCH = 32
+"""Texts embedded per call while building an index, so searches can run in between."""
+
 MAX_CACHED_FACTS = 250_000
 """Facts kept in the index across all users before the least recently used go."""
 
 MAX_AGE_S = 60.0
 """An index older than this is refreshed in the background, to pick up raw store writes."""
 
-LIST_PAGE = 1000
-"""Page size when listing a user's facts from the store."""
+LIST_PAGE = 50_000
+"""Page size when listing a user's facts from the store (InMemoryStore re-scans the whole
+namespace for every page, so pages are large)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -268,16 +272,35 @@ async def _sync(
     revision: str | None,
     items: list[Item],
 ) -> None:
-    """Rebuild ``index`` from ``items``; only texts it has no vector for are embedded."""
+    """Bring ``index`` in step with ``items``: drop what is gone, add or re-embed what changed.
+
+    Unchanged facts keep their rows and vectors, so a refresh that finds nothing new
+    costs one pass over the listing.
+    """
     embeddings = store_embeddings(store)
-    known = {key: index.vectors[row].copy() for key, row in index.rows.items()}
-    fresh = [item for item in items if item.key not in known]
+    listed = {item.key: item for item in items}
+    for key in [key for key in index.rows if key not in listed]:
+        index.remove(key)
+    changed = [
+        item
+        for item in items
+        if item.key not in index.items or index.items[item.key].value != item.value
+    ]
+    same_text = [
+        item
+        for item in changed
+        if item.key in index.items
+        and index.items[item.key].value.get("content") == item.value.get("content")
+    ]
+    for item in same_text:  # only metadata changed: keep the vector
+        index.upsert(item, index.vectors[index.rows[item.key]].copy())
+    kept = {item.key for item in same_text}
+    fresh = [item for item in changed if item.key not in kept]
     texts = [str(item.value.get("content", "")) for item in fresh]
-    vectors = await embeddings.aembed_documents(texts) if texts else []
-    by_key = known | {item.key: vector for item, vector in zip(fresh, vectors, strict=True)}
-    index.clear()
-    for item in items:
-        index.upsert(item, by_key[item.key])
+    for start in range(0, len(texts), EMBED_BATCH):
+        vectors = await embeddings.aembed_documents(texts[start : start + EMBED_BATCH])
+        for item, vector in zip(fresh[start : start + EMBED_BATCH], vectors, strict=True):
+            index.upsert(item, vector)
     index.revision = revision
     index.ready = True
     index.synced_at = time.monotonic()

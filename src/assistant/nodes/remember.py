@@ -38,43 +38,72 @@ KNOWN_FACTS_SHOWN = 8
 MAX_PROFILE_SHOWN = 20
 """At most this many profile facts are shown to the model."""
 
-_FIRST_PERSON = re.compile(
-    r"\b(i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us)\b|我|咱|本人",
+_MEMORY_REQUEST = re.compile(
+    r"(?:^|[.!?。！？]\s*)(?:please\s+|can you\s+|could you\s+)?(?:forget|delete)\b"
+    r"|what do you (?:remember|know) about me"
+    r"|(?:^|[.!?。！？]\s*)(?:请)?(?:忘掉|忘记|删掉|删除)|你(?:还)?(?:记得|知道)(?:关于)?我",
     re.IGNORECASE,
 )
-_TRIVIAL_CHARS = 12
-
-
-_MEMORY_REQUEST = re.compile(
-    r"\b(forget|delete)\b|what do you (remember|know) about me|忘掉|忘记|删掉|删除|"
-    r"你(还)?(记得|知道)(关于)?我",
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_SUBJECT = re.compile(
+    r"\b(i|i'm|im|i've|i'd|i'll|my|mine|we|we're|we've|our|ours)\b"
+    r"|(?<![帮给让教告诉跟替和问请发])(我|咱|本人)",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^\s*(please|can|could|would|will|help|write|draft|give|tell|show|explain|compare|make|"
+    r"list|suggest|find|how|what|why|which|where|when|who|is|are|do|does|did|should)\b",
+    re.IGNORECASE,
+)
+_FACT_CUE = re.compile(
+    r"\b(remember|don't forget|i am|i'm|i have|i've got|i live|i work|i moved|i prefer|"
+    r"i like|i love|i hate|i can't|my name|my \w+ (is|are))\b"
+    r"|记住|别忘|我(是|叫|住|有|喜欢|不喜欢|对|搬|决定|养|在做)",
     re.IGNORECASE,
 )
 
 
 def worth_extracting(text: str) -> bool:
-    """Whether a message might hold a durable fact; skips greetings and bare questions.
+    """Whether a message may state a durable fact; requests and questions alone do not.
 
-    Requests to list or forget memories are left to the memory tools: extracting from
-    "forget that I live in Hangzhou" would only confirm the fact being forgotten.
+    A message passes when one of its sentences says something about the user (a first-
+    person subject) without being a question or a request, or when it carries a clear
+    fact cue ("my name", "I'm allergic", "remember that", "我叫", "我对…过敏") in any
+    form. Greetings, bare questions and requests ("Help me plan my trip") make no model
+    call. Requests to list or forget memories are left to the memory tools: extracting
+    from "forget that I live in Hangzhou" would only confirm the fact being forgotten.
 
     >>> worth_extracting("I moved to Chengdu last month")
     True
-    >>> worth_extracting("thanks!")
+    >>> worth_extracting("My name is Alice, what's yours?")
+    True
+    >>> worth_extracting("Can you help me plan my trip to Kyoto?")
     False
-    >>> worth_extracting("What's the capital of France?")
+    >>> worth_extracting("thanks!")
     False
     >>> worth_extracting("我对花生过敏")
     True
+    >>> worth_extracting("帮我写一封邮件。")
+    False
     >>> worth_extracting("Please forget that I live in Hangzhou")
     False
+    >>> worth_extracting("Don't forget that I'm allergic to peanuts")
+    True
+    >>> worth_extracting("Why do I get KeyError when I delete keys? I use Python 3.12.")
+    True
     """
     text = text.strip()
     if _MEMORY_REQUEST.search(text):
         return False
-    if _FIRST_PERSON.search(text):
+    if _FACT_CUE.search(text):
         return True
-    return len(text) >= _TRIVIAL_CHARS and not text.endswith(("?", "？"))
+    for sentence in _SENTENCE.findall(text):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith(("?", "？")) or _REQUEST.match(sentence):
+            continue
+        if _SUBJECT.search(sentence):
+            return True
+    return False
 
 
 async def remember(state: State, runtime: Runtime[Context]) -> State:
