@@ -40,7 +40,8 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "rrf_k": 60,
         "vector_weight": 1.0,
         "lexical_weight": 1.0,
-        "cross_language_offset": 0.05,
+        "latin_query_offset": 0.006,
+        "cjk_query_offset": 0.086,
         "candidates": 50,
         "recency_boost": 0.1,
         "recency_half_life_days": 30.0,
@@ -226,7 +227,7 @@ async def test_the_cross_language_offset_lifts_facts_in_the_other_language(
     query = "我是做什么工作的？"  # "what is my job?"; the answer is stored in English
     assert (await recalled(e5_store, query, limit=1)) == ["Works as a nurse"]
     same_language_bias = await recalled(
-        e5_store, query, limit=2, weights=FusionWeights(cross_language_offset=0.0)
+        e5_store, query, limit=2, weights=FusionWeights(latin_query_offset=0, cjk_query_offset=0)
     )
     assert "Works as a nurse" not in same_language_bias
 

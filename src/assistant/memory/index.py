@@ -83,12 +83,20 @@ class FusionWeights:
     """Weight of the embedding ranking."""
     lexical_weight: float = 1.0
     """Weight of the BM25 ranking."""
-    cross_language_offset: float = 0.05
-    """Added to the cosine of a fact in the other script than the query (CJK vs not).
+    latin_query_offset: float = 0.006
+    """Added to the cosine of a CJK fact when the query is not CJK (English, say)."""
+    cjk_query_offset: float = 0.086
+    """Added to the cosine of a non-CJK fact when the query is CJK (Chinese, say).
 
-    multilingual-e5 scores same-language pairs higher regardless of meaning; this
-    offset is the gap measured between same- and cross-language unrelated pairs on
-    the bench data (``bench/recall.py --calibrate``)."""
+    multilingual-e5 scores same-language pairs higher whatever they mean, and much more
+    so for Chinese queries. Both offsets are the gap between same- and cross-script
+    pairs of *unrelated* texts (facts and queries of different users), measured per
+    query script by ``bench/recall.py --calibrate``; no relevance label is used."""
+
+    def cross_language_offset(self, query_cjk: bool) -> float:
+        """The offset for facts in the other script than a query in this one."""
+        return self.cjk_query_offset if query_cjk else self.latin_query_offset
+
     candidates: int = 50
     """How many candidates each ranking contributes."""
     recency_boost: float = 0.1
@@ -438,10 +446,10 @@ async def hybrid_search(
             limit=weights.candidates,
             filter={"status": {"$ne": "superseded"}},
         )
+        offset = weights.cross_language_offset(query_cjk)
         adjusted = {
             item.key: (item.score or 0.0)
-            + weights.cross_language_offset
-            * (is_cjk_text(str(item.value.get("content", ""))) != query_cjk)
+            + offset * (is_cjk_text(str(item.value.get("content", ""))) != query_cjk)
             for item in found
         }
         vector_ranking = sorted(adjusted, key=lambda key: (-adjusted[key], key))
@@ -453,7 +461,8 @@ async def hybrid_search(
         count = len(index)
         scores = index.vectors[:count] @ np.asarray(query_vector, dtype=np.float32)
         norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0
-        scores = scores / norm + weights.cross_language_offset * (index.cjk[:count] != query_cjk)
+        offset = weights.cross_language_offset(query_cjk)
+        scores = scores / norm + offset * (index.cjk[:count] != query_cjk)
         take = min(weights.candidates, count)
         top = np.argpartition(-scores, take - 1)[:take]
         vector_ranking = [
