@@ -1,4 +1,4 @@
-"""Retention: delete idle threads and prune old superseded facts on a running server.
+"""Retention: summarise idle threads into episodes, delete old threads, prune old facts.
 
 Checkpoints grow with every turn and LangGraph keeps them until told otherwise. Run
 
@@ -9,6 +9,12 @@ maintenance token (``--token``, default ``ASSISTANT_TOKEN``; the server must hav
 value in ``ASSISTANT_ADMIN_TOKEN``), or with no token against a server without auth.
 ``--dry-run`` lists what would go. Current facts and episodes are never touched: a fact
 only becomes prunable once it was superseded more than ``--superseded-days`` ago.
+
+``--episodes-after-hours H`` first saves an episode for every thread idle for H hours that
+has none yet (a thread that never grew long enough to be compressed), by summarising its
+messages with the configured chat model, so "what did we decide last week?" works for
+short conversations too, and before an idle thread is deleted. Threads need an owner
+(``metadata.owner``, stamped by the server's auth) to know whose episode it is.
 
 Deployments can also let the platform expire checkpoints: langgraph.json sets
 ``checkpointer.ttl`` (and ``store.ttl`` with refresh-on-read, no default expiry, so facts
@@ -23,15 +29,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from langchain_core.messages import HumanMessage, convert_to_messages
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.memory import FACTS_NAMESPACE
+from assistant import models, prompts
+from assistant.history import truncate_text
+from assistant.memory import EPISODES_NAMESPACE, FACTS_NAMESPACE
 from assistant.models import get_client_settings
+from assistant.nodes.compress import format_transcript
 
-__all__ = ["RetentionReport", "main", "prune"]
+__all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
 
 PAGE = 100
+
+EPISODE_TOKENS = 600
+"""Upper bound on an idle thread's episode (Context.summary_max_tokens' default)."""
 
 
 @dataclass
@@ -56,18 +69,71 @@ def _parse_time(value: Any) -> datetime | None:
     return None
 
 
-async def _idle_threads(client: LangGraphClient, cutoff: datetime) -> list[str]:
-    idle: list[str] = []
+async def _idle(client: LangGraphClient, cutoff: datetime) -> list[dict[str, Any]]:
+    idle: list[dict[str, Any]] = []
     offset = 0
     while True:
         page = await client.threads.search(limit=PAGE, offset=offset)
         for thread in page:
             updated = _parse_time(thread.get("updated_at"))
             if updated is not None and updated < cutoff and thread.get("status") != "busy":
-                idle.append(str(thread["thread_id"]))
+                idle.append(dict(thread))
         if len(page) < PAGE:
             return idle
         offset += PAGE
+
+
+async def _idle_threads(client: LangGraphClient, cutoff: datetime) -> list[str]:
+    return [str(thread["thread_id"]) for thread in await _idle(client, cutoff)]
+
+
+async def save_idle_episodes(
+    client: LangGraphClient, *, idle_hours: float, now: datetime | None = None
+) -> list[str]:
+    """Summarise threads idle for ``idle_hours`` that have no episode yet; return their ids.
+
+    A thread whose episode is at least as new as its last change is skipped, so running
+    this on a schedule summarises each conversation once.
+    """
+    now = now or datetime.now(UTC)
+    saved: list[str] = []
+    for thread in await _idle(client, now - timedelta(hours=idle_hours)):
+        owner = (thread.get("metadata") or {}).get("owner")
+        values = thread.get("values") or {}
+        messages = convert_to_messages(values.get("messages") or [])
+        if not owner or len(messages) < 2:
+            continue
+        namespace = [EPISODES_NAMESPACE, str(owner)]
+        thread_id = str(thread["thread_id"])
+        existing = await client.store.get_item(namespace, thread_id)
+        updated = _parse_time(thread.get("updated_at"))
+        if existing is not None:
+            ended = _parse_time(existing["value"].get("ended_at"))
+            if ended is not None and updated is not None and ended >= updated:
+                continue
+        prompt = prompts.SUMMARY_PROMPT.format(
+            max_tokens=EPISODE_TOKENS,
+            max_words=EPISODE_TOKENS * 3 // 4,
+            summary=str(values.get("summary") or "").strip() or "(none yet)",
+            messages=format_transcript(messages),
+        )
+        response = await models.get_chat_model().ainvoke([HumanMessage(content=prompt)])
+        summary = truncate_text(response.text.strip(), EPISODE_TOKENS)
+        if not summary:
+            continue
+        await client.store.put_item(
+            namespace,
+            thread_id,
+            {
+                "content": summary,
+                "thread_id": thread_id,
+                "started_at": values.get("started_at") or str(thread.get("created_at")),
+                "ended_at": updated.isoformat() if updated else now.isoformat(),
+                "updated_at": now.isoformat(),
+            },
+        )
+        saved.append(thread_id)
+    return saved
 
 
 async def _old_superseded(client: LangGraphClient, cutoff: datetime) -> list[tuple[str, str]]:
@@ -126,17 +192,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle-days", type=float, required=True)
     parser.add_argument("--superseded-days", type=float, required=True)
     parser.add_argument("--dry-run", action="store_true", help="list, delete nothing")
+    parser.add_argument(
+        "--episodes-after-hours",
+        type=float,
+        help="first summarise threads idle this long into episodes (needs a chat model)",
+    )
     args = parser.parse_args(argv)
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
     client = get_client(url=args.url, api_key=None, headers=headers)
-    report = asyncio.run(
-        prune(
+
+    async def run() -> RetentionReport:
+        if args.episodes_after_hours and not args.dry_run:
+            saved = await save_idle_episodes(client, idle_hours=args.episodes_after_hours)
+            print(f"saved {len(saved)} episode(s) of idle threads")
+        return await prune(
             client,
             idle_days=args.idle_days,
             superseded_days=args.superseded_days,
             dry_run=args.dry_run,
         )
-    )
+
+    report = asyncio.run(run())
     verb = "would delete" if args.dry_run else "deleted"
     print(f"{verb} {len(report.threads)} idle thread(s) and {len(report.facts)} old fact(s)")
     for thread_id in report.threads:
