@@ -48,6 +48,11 @@ def run_user_id(runtime: Runtime[Context]) -> str:
     return resolve_user_id(get_config().get("configurable") or {}, runtime.context)
 
 
+def run_thread_id(runtime: Runtime[Context]) -> str | None:
+    """The thread of the run in progress, or None for a run without a checkpointer."""
+    return runtime.execution_info.thread_id if runtime.execution_info else None
+
+
 def warn_if_unauthenticated() -> None:
     """Log a clear warning when the server runs this graph without custom auth."""
     if models.running_on_server() and not models.custom_auth_configured():

@@ -13,7 +13,7 @@ from langgraph.store.base import SearchItem
 from assistant import memory
 from assistant.context import Context
 from assistant.history import truncate_text
-from assistant.identity import require_store, run_user_id
+from assistant.identity import require_store, run_thread_id, run_user_id
 from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
 from assistant.tokens import count_text_tokens
 
@@ -40,7 +40,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     store = require_store(runtime.store)
     latest = _latest_user_message(state)
     query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
-    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    thread_id = run_thread_id(runtime)
     profile: list[RecalledFact] = []
     facts: list[RecalledFact] = []
     episodes: list[RecalledEpisode] = []

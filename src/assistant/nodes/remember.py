@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore, Item
 from assistant import memory, models, prompts
 from assistant.context import Context
 from assistant.history import truncate_text
-from assistant.identity import require_store, run_user_id
+from assistant.identity import require_store, run_thread_id, run_user_id
 from assistant.memory import CATEGORIES, MemoryOperation, MemoryOperations
 from assistant.state import State, TurnMetrics
 
@@ -116,7 +116,7 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     context = runtime.context or Context()
     user_id = run_user_id(runtime)
     store = require_store(runtime.store)
-    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    thread_id = run_thread_id(runtime)
     try:
         known = await known_facts(store, user_id, latest.text)
         operations = await asyncio.wait_for(
