@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.store.base import BaseStore, Item
 
 from assistant import scripted
+from assistant.context import Context
 
 if TYPE_CHECKING:
     from conftest import RecordingChatModel
@@ -86,6 +87,14 @@ def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
     call = model.respond_calls[index]
     assert isinstance(call[0], SystemMessage)
     return call[0].text
+
+
+def quick_timeout() -> Context:
+    """A Context whose extraction gives up after 50 ms: below what Context accepts (1 s),
+    set past validation so that the test does not wait a whole second."""
+    context = Context()
+    context.extraction_timeout_s = 0.05
+    return context
 
 
 def config(thread_id: str = "thread-1") -> dict[str, Any]:

@@ -71,4 +71,4 @@ def test_memory_budgets_must_be_non_negative_integers(field: str, value: object)
     with pytest.raises(ValueError, match=field) as caught:
         Context(**{field: value})  # type: ignore[arg-type]
     assert repr(value) in str(caught.value)
-    assert "non-negative integer" in str(caught.value)
+    assert "an integer between 0" in str(caught.value)

@@ -30,6 +30,7 @@ from helpers import (
     config,
     op,
     operations_json,
+    quick_timeout,
     stored_facts,
     system_prompt,
 )
@@ -337,7 +338,7 @@ async def test_a_slow_extractor_is_abandoned_without_failing_the_turn(
     )
     model.structured_delay_s = 5.0
     started = time.monotonic()
-    state = await chat("I got married last week", context=Context(extraction_timeout_s=0.05))
+    state = await chat("I got married last week", context=quick_timeout())
     assert time.monotonic() - started < 2.0
     assert state["messages"][-1].text == "Congratulations!"
     assert await stored_facts(store, "default-user") == []

@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
-from helpers import adds_json, config, stored_facts
+from helpers import adds_json, config, quick_timeout, stored_facts
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel
@@ -110,7 +110,7 @@ async def test_a_slow_extraction_times_out_without_holding_the_reply(
     model.structured_delay_s = 1.0
 
     started = time.monotonic()
-    state = await chat("I live in Hangzhou", context=Context(extraction_timeout_s=0.05))
+    state = await chat("I live in Hangzhou", context=quick_timeout())
     elapsed = time.monotonic() - started
 
     assert elapsed < 0.8, f"the turn waited {elapsed:.2f}s for a 1s extraction"

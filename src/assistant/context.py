@@ -66,27 +66,62 @@ class Context:
     The reply is never held back by it."""
 
     def __post_init__(self) -> None:
-        """Reject settings that cannot work together."""
-        for name in ("max_context_tokens", "keep_recent_tokens", "summary_max_tokens"):
+        """Check every field's type and range, naming the field and the value when wrong.
+
+        >>> Context(extraction_timeout_s="abc")
+        Traceback (most recent call last):
+        ...
+        ValueError: Context.extraction_timeout_s must be a number between 1 and 600, got 'abc'
+        """
+        for name, (low, high) in INTEGER_RANGES.items():
+            _check_number(name, getattr(self, name), low, high, integer=True)
+        for name, (real_low, real_high) in NUMBER_RANGES.items():
+            _check_number(name, getattr(self, name), real_low, real_high, integer=False)
+        for name, limit in TEXT_LIMITS.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Context.{name} must be a positive integer, got {value!r}")
-        for name in ("profile_tokens", "episode_limit", "episode_tokens"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 0:
-                raise ValueError(f"Context.{name} must be a non-negative integer, got {value!r}")
+            if not isinstance(value, str) or len(value) > limit:
+                raise ValueError(
+                    f"Context.{name} must be a string of at most {limit} characters, "
+                    f"got {_shown(value)}"
+                )
         if self.keep_recent_tokens >= self.max_context_tokens:
             raise ValueError(
                 "Context.keep_recent_tokens must be smaller than max_context_tokens, got "
                 f"keep_recent_tokens={self.keep_recent_tokens} "
                 f"max_context_tokens={self.max_context_tokens}"
             )
-        if not isinstance(self.recall_limit, int) or not 0 <= self.recall_limit <= 50:
-            raise ValueError(
-                f"Context.recall_limit must be between 0 and 50, got {self.recall_limit!r}"
-            )
-        if not 0.0 <= self.min_fact_confidence <= 1.0:
-            raise ValueError(
-                "Context.min_fact_confidence must be between 0 and 1, "
-                f"got {self.min_fact_confidence!r}"
-            )
+
+
+INTEGER_RANGES: dict[str, tuple[int, int]] = {
+    "max_context_tokens": (1, 1_000_000),
+    "keep_recent_tokens": (1, 1_000_000),
+    "summary_max_tokens": (1, 100_000),
+    "recall_limit": (0, 50),
+    "profile_tokens": (0, 100_000),
+    "episode_limit": (0, 20),
+    "episode_tokens": (0, 100_000),
+}
+"""The range each integer field must lie in, whoever sets it."""
+
+NUMBER_RANGES: dict[str, tuple[float, float]] = {
+    "min_fact_confidence": (0.0, 1.0),
+    "extraction_timeout_s": (1.0, 600.0),
+}
+"""The range each real-valued field must lie in (an integer is accepted too)."""
+
+TEXT_LIMITS: dict[str, int] = {"user_id": 1_000, "model": 200, "system_prompt": 20_000}
+"""The longest value each text field accepts (user ids are checked further where used)."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _check_number(name: str, value: object, low: float, high: float, *, integer: bool) -> None:
+    kinds = (int,) if integer else (int, float)
+    valid = isinstance(value, kinds) and not isinstance(value, bool)
+    if not valid or not low <= value <= high:  # type: ignore[operator]
+        kind = "an integer" if integer else "a number"
+        bounds = f"{low:,.0f} and {high:,.0f}" if integer else f"{low:g} and {high:g}"
+        raise ValueError(f"Context.{name} must be {kind} between {bounds}, got {_shown(value)}")
