@@ -13,10 +13,10 @@ from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import after_respond, respond
-from assistant.state import State
+from assistant.state import InputState, State
 from assistant.tools import MEMORY_TOOLS
 
-builder = StateGraph(State, context_schema=Context)
+builder = StateGraph(State, input_schema=InputState, context_schema=Context)
 builder.add_node(recall)
 builder.add_node(respond)
 builder.add_node(remember)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 
 class RecalledFact(TypedDict):
@@ -68,8 +69,15 @@ def merge_metrics(current: TurnMetrics | None, update: TurnMetrics) -> TurnMetri
     {'message_id': 'a', 'added': ['k'], 'compressed': True}
     >>> merge_metrics({"message_id": "a", "added": ["k"]}, {"message_id": "b"})
     {'message_id': 'b'}
+
+    A record broken by hand (not a dict) is replaced rather than failing every later turn:
+
+    >>> merge_metrics("junk", {"message_id": "b"})  # type: ignore[arg-type]
+    {'message_id': 'b'}
     """
-    if not current or current.get("message_id") != update.get("message_id"):
+    if not isinstance(update, dict):
+        return current if isinstance(current, dict) else TurnMetrics()
+    if not isinstance(current, dict) or current.get("message_id") != update.get("message_id"):
         return update
     merged = current.copy()
     merged.update(update)
@@ -93,3 +101,34 @@ class State(TypedDict, total=False):
     """Past conversations recalled for the latest message; replaced every turn."""
     metrics: Annotated[TurnMetrics, merge_metrics]
     """What memory did this turn."""
+
+
+class InputState(TypedDict):
+    """What a client may send as a run's input: new messages, and nothing else.
+
+    The summary, the profile, the recalled facts and the metrics belong to the graph; a
+    client that could write them could break its own thread (a ``summary`` of ``123``).
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """New messages, in any shape LangGraph accepts (dicts with ``role`` and ``content``,
+    or message objects)."""
+
+
+def repair(state: dict[str, Any]) -> State:
+    """The updates that reset fields a broken checkpoint holds to a working value.
+
+    Clients cannot write these fields, but a state edited by the maintenance token, or by
+    an older version of the graph, still must not fail every later turn.
+
+    >>> repair({"summary": 123, "started_at": "2026-01-01T00:00:00+00:00"})
+    {'summary': ''}
+    >>> repair({"summary": "ok"})
+    {}
+    """
+    update = State()
+    if "summary" in state and not isinstance(state["summary"], str):
+        update["summary"] = ""
+    if "started_at" in state and not isinstance(state["started_at"], str):
+        update["started_at"] = ""
+    return update

@@ -44,11 +44,14 @@ from assistant.memory.index import WEIGHTS, FusionWeights, hybrid_search, pinned
 from assistant.memory.namespaces import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
+    TURNS_NAMESPACE,
     InvalidUserIdError,
     user_episodes_namespace,
     user_facts_namespace,
+    user_turns_namespace,
     validate_user_id,
 )
+from assistant.memory.turns import record_turn, settle_turn
 from assistant.models import EMBEDDING_DIMS, get_embeddings
 
 patch_inmemory_store()
@@ -63,6 +66,7 @@ __all__ = [
     "WEIGHTS",
     "FusionWeights",
     "InvalidUserIdError",
+    "TURNS_NAMESPACE",
     "MemoryOperation",
     "MemoryOperations",
     "apply_operations",
@@ -78,6 +82,8 @@ __all__ = [
     "normalize_fact",
     "profile",
     "recall",
+    "record_turn",
+    "settle_turn",
     "recall_episodes",
     "record_audit",
     "save_episode",
@@ -87,6 +93,7 @@ __all__ = [
     "user_audit_namespace",
     "user_episodes_namespace",
     "user_facts_namespace",
+    "user_turns_namespace",
     "validate_user_id",
     "warm_user_index",
 ]

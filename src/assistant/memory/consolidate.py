@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, Field
@@ -32,6 +32,7 @@ from assistant.memory.facts import (
     update_memory,
 )
 from assistant.memory.index import is_current
+from assistant.memory.turns import record_turn
 
 __all__ = [
     "CATEGORIES",
@@ -130,6 +131,7 @@ async def apply_operations(
     by_text = {normalize_fact(str(item.value.get("content", ""))): item for item in known}
     added_now: set[str] = set()
     touched: set[str] = set()
+    before: dict[str, dict[str, Any] | None] = {}
     for operation in operations:
         content = operation.content.strip()
         if operation.confidence < min_confidence or not content or len(content) > MAX_FACT_CHARS:
@@ -154,6 +156,7 @@ async def apply_operations(
             if fresh is None or not is_current(fresh.value):
                 continue  # changed meanwhile (e.g. corrected or forgotten by a tool)
             target = fresh
+            before[target.key] = dict(target.value)
         if action == "add":
             key = await save_memory(
                 store,
@@ -166,6 +169,7 @@ async def apply_operations(
                 message_id=message_id,
             )
             report.added.append(key)
+            before[key] = None
             added_now.add(text)
             touched.add(key)
         elif action == "update" and target is not None:
@@ -210,10 +214,13 @@ async def apply_operations(
             )
             report.superseded.append(target.key)
             report.added.append(new_key)
+            before[new_key] = None
             added_now.add(text)
             touched.update({target.key, new_key})
         elif action == "skip" and target is not None:
             await confirm_memory(store, user_id, target.key, pinned=operation.profile)
             report.confirmed.append(target.key)
             touched.add(target.key)
+    if before and thread_id and message_id:
+        await record_turn(store, user_id, thread_id=thread_id, message_id=message_id, before=before)
     return report

@@ -37,6 +37,7 @@ __all__ = [
     "get_memory",
     "list_memories",
     "normalize_fact",
+    "restore_memory",
     "save_memory",
     "supersede_memory",
     "update_memory",
@@ -222,6 +223,11 @@ async def confirm_memory(
     if pinned is not None:
         value["pinned"] = pinned
     await _put(store, user_id, key, value)
+
+
+async def restore_memory(store: BaseStore, user_id: str, key: str, value: dict[str, Any]) -> None:
+    """Put a fact back exactly as it was (used to undo a rolled-back turn)."""
+    await _put(store, user_id, key, dict(value))
 
 
 async def delete_memory(store: BaseStore, user_id: str, key: str) -> bool:

@@ -7,9 +7,11 @@ import re
 __all__ = [
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
+    "TURNS_NAMESPACE",
     "InvalidUserIdError",
     "user_episodes_namespace",
     "user_facts_namespace",
+    "user_turns_namespace",
     "validate_user_id",
 ]
 
@@ -18,6 +20,9 @@ FACTS_NAMESPACE = "user_facts"
 
 EPISODES_NAMESPACE = "user_episodes"
 """First label of every namespace that holds a user's conversation episodes."""
+
+TURNS_NAMESPACE = "memory_turns"
+"""First label of every namespace that holds a user's unsettled turns (see `memory.turns`)."""
 
 _USER_ID = re.compile(r"^[^\s.]{1,128}$")
 
@@ -62,3 +67,12 @@ def user_episodes_namespace(user_id: str) -> tuple[str, str]:
     ('user_episodes', 'alice')
     """
     return (EPISODES_NAMESPACE, validate_user_id(user_id))
+
+
+def user_turns_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds what each of ``user_id``'s threads last changed in memory.
+
+    >>> user_turns_namespace("alice")
+    ('memory_turns', 'alice')
+    """
+    return (TURNS_NAMESPACE, validate_user_id(user_id))

@@ -14,7 +14,7 @@ from assistant import memory
 from assistant.context import Context
 from assistant.history import truncate_text
 from assistant.identity import require_store, run_thread_id, run_user_id
-from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
+from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
 from assistant.tokens import count_text_tokens
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,10 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
 
     If the store cannot be searched, the turn goes on without memory (logged), so a
     memory outage never blocks a reply. An invalid user id still fails the run.
+
+    First it settles the thread's last memory change: if the message it came from is no
+    longer in the thread (the run was rolled back), the change is undone
+    (`assistant.memory.turns`). It also resets fields a broken checkpoint holds.
     """
     context = runtime.context or Context()
     user_id = run_user_id(runtime)
@@ -45,6 +49,11 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     facts: list[RecalledFact] = []
     episodes: list[RecalledEpisode] = []
     try:
+        if thread_id:
+            message_ids = {message.id for message in state.get("messages", []) if message.id}
+            undone = await memory.settle_turn(store, user_id, thread_id, message_ids)
+            if undone:
+                logger.info("Undid %d memory changes of a rolled-back turn", len(undone))
         profile = fit_profile(await memory.profile(store, user_id), context.profile_tokens)
         shown = {fact["id"] for fact in profile}
         found = await memory.recall(store, user_id, query, limit=context.recall_limit + len(shown))
@@ -69,12 +78,13 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
         compressed=False,
     )
     update: State = {
+        **repair(dict(state)),
         "profile": profile,
         "recalled": facts,
         "episodes": episodes,
         "metrics": metrics,
     }
-    if not state.get("started_at"):
+    if not update.get("started_at", state.get("started_at")):
         update["started_at"] = datetime.now(UTC).isoformat()
     return update
 

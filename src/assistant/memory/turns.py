@@ -1,0 +1,90 @@
+"""Undo what a rolled-back turn changed in memory.
+
+`remember` runs while the reply is still streaming, so a fact can be stored from a message
+that the server then deletes: a client that sends a new run with
+``multitask_strategy="rollback"`` cancels the run in flight and deletes it with its
+checkpoints, the user's message included. The fact must go with it.
+
+So every turn that changes memory leaves one record per thread, in
+``("memory_turns", user_id)`` keyed by the thread id: the message it came from and, for
+each fact it touched, the fact's value before the turn (``None`` for a new fact). The next
+turn on that thread settles the record before anything else (`settle_turn`):
+
+* the message is still in the thread: the turn stands, and the record is dropped;
+* the message is gone: the turn was rolled back. Each fact it added is deleted and each
+  fact it changed is put back as it was, and each undo is written to the audit trail
+  (``action="rollback"``).
+
+Runs on one thread never overlap (the server queues or cancels them), so one record per
+thread is enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from assistant.memory.audit import record_audit
+from assistant.memory.facts import delete_memory, get_memory, now_iso, restore_memory
+from assistant.memory.namespaces import user_turns_namespace
+
+__all__ = ["record_turn", "settle_turn"]
+
+
+async def record_turn(
+    store: BaseStore,
+    user_id: str,
+    *,
+    thread_id: str,
+    message_id: str,
+    before: Mapping[str, dict[str, Any] | None],
+) -> None:
+    """Remember what the turn from ``message_id`` changed: each fact's value before it."""
+    await store.aput(
+        user_turns_namespace(user_id),
+        thread_id,
+        {"message_id": message_id, "before": dict(before), "at": now_iso()},
+        index=False,
+    )
+
+
+async def settle_turn(
+    store: BaseStore, user_id: str, thread_id: str, message_ids: Collection[str]
+) -> list[str]:
+    """Settle the thread's last memory change against its messages; return the undone keys.
+
+    ``message_ids`` are the ids of the thread's messages as the new run found them.
+    """
+    namespace = user_turns_namespace(user_id)
+    record = await store.aget(namespace, thread_id)
+    if record is None:
+        return []
+    if record.value.get("message_id") in message_ids:
+        await store.adelete(namespace, thread_id)
+        return []
+    undone: list[str] = []
+    for key, value in (record.value.get("before") or {}).items():
+        current = await get_memory(store, user_id, key)
+        if value is None:
+            if current is not None:
+                await delete_memory(store, user_id, key)
+        else:
+            await restore_memory(store, user_id, key, value)
+        content = (current.value if current else value or {}).get("content", "")
+        await record_audit(
+            store,
+            user_id,
+            action="rollback",
+            fact_key=key,
+            content=str(content),
+            actor=user_id,
+            via="chat",
+            thread_id=thread_id,
+            message_id=record.value.get("message_id"),
+            restored=value is not None,
+        )
+        undone.append(key)
+    await store.adelete(namespace, thread_id)
+    return undone
