@@ -21,7 +21,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from assistant import auth, cli
+from assistant import cli, constants
 from assistant.devserver import free_port
 
 ALICE_FACTS = {
@@ -456,7 +456,7 @@ def test_chat_continues_a_thread_and_new_starts_another(server: FakeServer) -> N
 
 
 def test_thread_owner_key_matches_the_servers_auth() -> None:
-    assert cli.OWNER_KEY == auth.OWNER_KEY
+    assert cli.OWNER_KEY == constants.OWNER_KEY
 
 
 # --------------------------------------------------------------------------- threads

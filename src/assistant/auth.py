@@ -33,11 +33,20 @@ from __future__ import annotations
 
 import hmac
 import logging
+import time
+from collections.abc import Mapping
 from typing import Any
 
 import jwt
 from langgraph_sdk import Auth
 
+from assistant.constants import (
+    ADMIN_IDENTITY,
+    ADMIN_PERMISSION,
+    CONSOLE_PATH,
+    OWNER_KEY,
+    USER_PERMISSION,
+)
 from assistant.memory import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
@@ -45,27 +54,17 @@ from assistant.memory import (
     validate_user_id,
 )
 from assistant.models import AuthSettings, get_auth_settings
-from assistant.webapp import CONSOLE_PATH
+from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADMIN_PERMISSION", "auth", "authenticate_token"]
+__all__ = ["ADMIN_PERMISSION", "auth", "authenticate_token", "check_run_request"]
 
 USER_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
 """Store namespaces a user may reach over HTTP, each followed by their own id."""
 
-ADMIN_PERMISSION = "admin"
-"""Permission of the maintenance token: every thread and namespace is reachable."""
-
-ADMIN_IDENTITY = "langgraph-maintenance"
-"""Identity of the maintenance token. Its power comes from the permission, and no user can
-share the name: user ids may not start with `langgraph`."""
-
 MIN_SECRET_BYTES = 32
 """Shortest ASSISTANT_JWT_SECRET accepted (RFC 7518 asks for a key as long as the hash)."""
-
-OWNER_KEY = "owner"
-"""Metadata key that records who owns a thread, run or cron."""
 
 auth = Auth()
 
@@ -96,7 +95,10 @@ def authenticate_token(
     admin = settings.admin_token
     if admin and scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), admin.encode()):
         return {"identity": ADMIN_IDENTITY, "permissions": [ADMIN_PERMISSION]}
-    return {"identity": _user_from_token(scheme, token, settings), "permissions": ["memory:own"]}
+    return {
+        "identity": _user_from_token(scheme, token, settings),
+        "permissions": [USER_PERMISSION],
+    }
 
 
 def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
@@ -129,6 +131,7 @@ def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
             algorithms=["HS256"],
             audience=settings.jwt_audience or None,
             issuer=settings.jwt_issuer or None,
+            leeway=settings.jwt_leeway_s,
             options={
                 "require": ["exp", "sub"],
                 "verify_aud": bool(settings.jwt_audience),
@@ -138,7 +141,31 @@ def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
         raise _unauthorized("Token expired.") from error
     except jwt.InvalidTokenError as error:
         raise _unauthorized(f"Invalid token: {error}.") from error
+    _check_lifetime(claims, settings)
     return _valid_identity(claims["sub"])
+
+
+TIME_CLAIMS = ("exp", "nbf", "iat")
+"""Registered claims that must be NumericDate values (RFC 7519): numbers, never strings."""
+
+
+def _check_lifetime(claims: dict[str, Any], settings: AuthSettings) -> None:
+    """Refuse time claims that are not numbers, and tokens valid for too long.
+
+    A token may be valid for at most ``jwt_max_lifetime_s`` (one day by default) from
+    its ``iat``, or from now when it has none, give or take ``jwt_leeway_s``.
+    """
+    for name in TIME_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (not isinstance(value, int | float) or isinstance(value, bool)):
+            raise _unauthorized(f"Invalid token: the {name} claim must be a number, got {value!r}.")
+    start = float(claims.get("iat", time.time()))
+    lifetime = float(claims["exp"]) - start
+    if lifetime > settings.jwt_max_lifetime_s + settings.jwt_leeway_s:
+        raise _unauthorized(
+            f"Invalid token: it is valid for {lifetime:.0f} s, longer than this server "
+            f"accepts ({settings.jwt_max_lifetime_s} s, ASSISTANT_JWT_MAX_LIFETIME_S)."
+        )
 
 
 def _valid_identity(user_id: object) -> str:
@@ -193,13 +220,72 @@ async def on_thread_create(
 async def on_run_create(
     ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate
 ) -> Auth.types.FilterType:
-    """Runs only on the caller's own threads; the run is stamped with its owner."""
+    """Runs only on the caller's own threads, with the caller's input and allowed settings.
+
+    The run is stamped with its owner. Its input may carry only ``messages``, a command
+    only ``resume``, and its context only the settings the operator lets callers choose
+    (`assistant.policy`); anything else is refused with a 4xx naming the field.
+    """
+    check_run_request(value.get("kwargs") or {}, admin=_is_admin(ctx))
     return _stamp_owner(ctx, value)
+
+
+INPUT_KEYS = frozenset({"messages"})
+"""What a client may put in a run's input: the graph's input schema."""
+
+
+def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None:
+    """Refuse a run whose input, command or context a caller may not send.
+
+    >>> check_run_request({"input": {"messages": []}, "context": {}})
+    >>> check_run_request({"input": {"messages": [], "summary": 123}})
+    Traceback (most recent call last):
+    ...
+    langgraph_sdk.auth.exceptions.HTTPException: ...
+    """
+    run_input = kwargs.get("input")
+    if run_input is not None:
+        if not isinstance(run_input, Mapping):
+            raise _unprocessable(f"A run's input must be an object, got {run_input!r:.80}.")
+        extra = sorted(set(run_input) - INPUT_KEYS)
+        if extra and not admin:
+            raise _unprocessable(
+                f"A run's input may only carry 'messages'; {', '.join(extra)} belong to the "
+                "assistant and cannot be sent."
+            )
+    command = kwargs.get("command")
+    if command and not admin:
+        extra = sorted(set(command) - {"resume"}) if isinstance(command, Mapping) else ["?"]
+        if extra:
+            raise _forbidden(f"A run's command may only resume; {', '.join(extra)} cannot be sent.")
+    try:
+        check_run_context(
+            kwargs.get("context") or {},
+            parse_run_settings(get_auth_settings().run_settings),
+            admin=admin,
+        )
+    except RunSettingError as error:
+        raise Auth.exceptions.HTTPException(
+            status_code=error.status_code, detail=str(error)
+        ) from error
+
+
+def _unprocessable(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=422, detail=detail)
 
 
 @auth.on.threads.update
 async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """Owners may update their threads, but never hand them to someone else."""
+    """Owners may update their threads' metadata, but never hand them to someone else.
+
+    Writing a thread's state directly (``update_state``) arrives here with no metadata. It
+    is refused: the state belongs to the graph, and a client that wrote ``summary`` or
+    ``metrics`` could break its own thread. Only the maintenance token may.
+    """
+    if "metadata" not in value and not _is_admin(ctx):
+        raise _forbidden(
+            "A thread's state is written by the assistant; send new messages as a run instead."
+        )
     owner = (value.get("metadata") or {}).get(OWNER_KEY)
     if owner is not None and owner != _identity(ctx) and not _is_admin(ctx):
         raise _forbidden("A thread's owner cannot be changed.")

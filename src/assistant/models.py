@@ -225,6 +225,10 @@ def get_embeddings() -> Embeddings:
     )
 
 
+STUDIO_ORIGIN = "https://smith.langchain.com"
+"""LangGraph Studio's hosted page, allowed to call the server unless configured away."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class AuthSettings:
     """How the server authenticates requests (see `assistant.auth`)."""
@@ -243,6 +247,16 @@ class AuthSettings:
     """Bearer token with the `admin` permission (maintenance); empty disables it."""
     local_dev: bool = False
     """Whether the server is `langgraph dev` (not a deployment)."""
+    jwt_max_lifetime_s: int = 86_400
+    """Longest a JWT may be valid for, from ``iat`` (or from now) to ``exp``."""
+    jwt_leeway_s: int = 30
+    """Clock skew tolerated on ``exp``, ``nbf`` and ``iat``."""
+    run_settings: str = "user_id"
+    """Which Context fields an ordinary caller may set per run (see `assistant.policy`)."""
+    cors_origins: tuple[str, ...] = (STUDIO_ORIGIN,)
+    """Origins, besides loopback ones, whose pages may call the server."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names accepted besides loopback ones under `langgraph dev`."""
 
 
 def get_auth_settings() -> AuthSettings:
@@ -267,7 +281,30 @@ def get_auth_settings() -> AuthSettings:
         default_user=_env("ASSISTANT_DEFAULT_USER") or "default-user",
         admin_token=_env("ASSISTANT_ADMIN_TOKEN"),
         local_dev=_env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
+        jwt_max_lifetime_s=_env_seconds("ASSISTANT_JWT_MAX_LIFETIME_S", 86_400),
+        jwt_leeway_s=_env_seconds("ASSISTANT_JWT_LEEWAY_S", 30),
+        run_settings=os.environ.get("ASSISTANT_RUN_SETTINGS", "user_id"),
+        cors_origins=_env_list("ASSISTANT_CORS_ORIGINS", STUDIO_ORIGIN),
+        allowed_hosts=_env_list("ASSISTANT_ALLOWED_HOSTS", ""),
     )
+
+
+def _env_seconds(name: str, default: int) -> int:
+    raw = _env(name)
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a whole number of seconds, got {raw!r}")
+    return int(raw)
+
+
+def _env_list(name: str, default: str) -> tuple[str, ...]:
+    """A comma-separated variable; unset means ``default``, and ``none`` means empty."""
+    raw = os.environ.get(name)
+    raw = default if raw is None or not raw.strip() else raw
+    if raw.strip().lower() == "none":
+        return ()
+    return tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
 
 
 def custom_auth_configured() -> bool:

@@ -30,24 +30,24 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item, SearchItem
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from assistant import memory
+from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, USER_PERMISSION
 from assistant.context import Context
+from assistant.guard import Guard
 from assistant.identity import require_store
 from assistant.models import custom_auth_configured
 
-__all__ = ["CONSOLE_PATH", "app"]
-
-CONSOLE_PATH = "/console"
-"""Where the memory console page is served."""
+__all__ = ["app"]
 
 CONSOLE_HTML = resources.files("assistant").joinpath("console.html").read_text(encoding="utf-8")
 """The page, read once at import (file reads inside a request would block the server)."""
 
-USER_PERMISSIONS = frozenset({"memory:own", "admin"})
+USER_PERMISSIONS = frozenset({USER_PERMISSION, ADMIN_PERMISSION})
 """Permissions that may use the memory API (see `assistant.auth`)."""
 
 
@@ -183,6 +183,10 @@ app = Starlette(
         Route("/memory/facts/{key}", forget_fact, methods=["DELETE"]),
         Route("/memory/episodes", list_episodes, methods=["GET"]),
         Route("/memory/audit", list_audit, methods=["GET"]),
-    ]
+    ],
+    middleware=[Middleware(Guard)],
 )
-"""The custom routes; langgraph.json's ``http.app`` points here."""
+"""The custom routes; langgraph.json's ``http.app`` points here.
+
+Its middleware, `assistant.guard.Guard`, wraps every route the server answers, the
+platform's and the dev runtime's included (see that module)."""

@@ -1,0 +1,269 @@
+"""The server's outer wall: every request passes here before any route, the platform's included.
+
+LangGraph Server runs the middleware of the project's ``http.app`` outermost, around its
+own routes, the dev runtime's ``/internal/*`` and ``/deploy`` routes (which sit outside
+the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
+``/openapi.json``). `Guard` decides, in this order:
+
+1. ``/internal/*`` and ``/deploy*`` do not exist (404), whatever the auth mode: they read
+   any thread and wipe every thread, with no token.
+2. A page from another origin gets nothing (403) and causes nothing: only loopback origins,
+   the server's own origin and ``ASSISTANT_CORS_ORIGINS`` (LangGraph Studio's page by
+   default) may call it. This holds for simple requests (``text/plain``, no preflight) as
+   much as for preflighted ones, since the request is refused before it runs. Under
+   ``langgraph dev`` the ``Host`` must be a loopback name or listed in
+   ``ASSISTANT_ALLOWED_HOSTS``, which stops DNS-rebinding pages posing as the server.
+3. With custom auth on, every request but the health checks (``/ok``, ``/``), the console
+   page and CORS preflights must authenticate, so a route a future langgraph-api adds
+   outside the auth layer is closed by default.
+4. Writes the platform does not send through auth handlers are refused for users: creating
+   a thread with ``supersteps`` (prefilled state).
+5. The event stream of a thread the caller cannot read answers 404, as the thread does.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from langgraph_sdk import Auth
+
+from assistant.auth import authenticate_token
+from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
+from assistant.models import AuthSettings, custom_auth_configured, get_auth_settings
+
+__all__ = ["Guard", "is_loopback_host", "origin_allowed"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+HIDDEN_PREFIXES = ("/internal/", "/deploy")
+"""The dev runtime's routes outside auth; they must not be reachable at all."""
+
+_STREAM_PATH = re.compile(r"^/threads/(?P<thread_id>[^/]+)/(?:runs/[^/]+/)?(?:stream|join)$")
+"""Event streams (and joins) of a thread's runs; checked against the thread's owner."""
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+"""Largest ``POST /threads`` body the guard reads to look for ``supersteps``."""
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (no port) names this machine.
+
+    >>> [is_loopback_host(h) for h in ("localhost", "127.0.0.1", "::1", "app.localhost")]
+    [True, True, True, True]
+    >>> is_loopback_host("evil.example") or is_loopback_host("10.0.0.1")
+    False
+    """
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_allowed(origin: str, own_origin: str | None, settings: AuthSettings) -> bool:
+    """Whether a page served from ``origin`` may call this server.
+
+    >>> settings = AuthSettings(cors_origins=("https://smith.langchain.com",))
+    >>> origin_allowed("http://localhost:5173", None, settings)
+    True
+    >>> origin_allowed("https://smith.langchain.com", None, settings)
+    True
+    >>> origin_allowed("https://evil.example", None, settings)
+    False
+    >>> origin_allowed("null", None, settings)
+    False
+    """
+    origin = origin.strip().rstrip("/")
+    if origin in settings.cors_origins or (own_origin is not None and origin == own_origin):
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname or "")
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in scope.get("headers", [])
+    }
+
+
+def _host_name(host_header: str) -> str:
+    return urlsplit(f"//{host_header}").hostname or ""
+
+
+async def _respond(
+    send: Send, status: int, detail: str, headers: dict[str, str] | None = None
+) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *((name.encode(), value.encode()) for name, value in (headers or {}).items()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """ASGI middleware on the project's ``http.app``; see the module docstring."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap the server's app."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the request, then pass it on or answer it."""
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refusal = await self._check(scope)
+        if refusal is not None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await _respond(send, *refusal)
+            return
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if method == "POST" and path.rstrip("/") == "/threads":
+            replay = await self._refuse_prefilled_state(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
+        match = _STREAM_PATH.match(path)
+        if method == "GET" and match and not await self._can_read_thread(scope, match["thread_id"]):
+            await _respond(send, 404, f"Thread {match['thread_id']} not found.")
+            return
+        await self.app(scope, receive, send)
+
+    async def _check(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if path.startswith(HIDDEN_PREFIXES) or path == "/deploy":
+            return 404, "Not Found", {}
+        headers = _headers(scope)
+        settings = get_auth_settings()
+        host = headers.get("host", "")
+        if (
+            settings.local_dev
+            and host
+            and not is_loopback_host(_host_name(host))
+            and _host_name(host) not in settings.allowed_hosts
+        ):
+            return (
+                403,
+                f"Host {host!r} is not this server's. Under `langgraph dev` only loopback "
+                "names are served; add others to ASSISTANT_ALLOWED_HOSTS.",
+                {},
+            )
+        origin = headers.get("origin")
+        scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+        own = f"{scheme}://{host}" if host else None
+        if origin is not None and not origin_allowed(origin, own, settings):
+            return (
+                403,
+                f"Requests from origin {origin!r} are refused. Add it to ASSISTANT_CORS_ORIGINS "
+                "to let its pages call this server.",
+                {},
+            )
+        if (
+            origin is None
+            and headers.get("sec-fetch-site") == "cross-site"
+            and method not in ("GET", "HEAD")
+        ):
+            return 403, "Cross-site requests are refused.", {}
+        if not custom_auth_configured() or path in HEALTH_PATHS or method == "OPTIONS":
+            return None
+        if method == "GET" and path == CONSOLE_PATH:
+            return None
+        try:
+            self._caller(headers, settings)
+        except Auth.exceptions.HTTPException as error:
+            return error.status_code, str(error.detail), dict(error.headers or {})
+        return None
+
+    @staticmethod
+    def _caller(headers: dict[str, str], settings: AuthSettings) -> Auth.types.MinimalUserDict:
+        authorization = headers.get("authorization")
+        if not authorization and (api_key := headers.get("x-api-key")):
+            authorization = f"Bearer {api_key}"
+        return authenticate_token(authorization, settings)
+
+    async def _refuse_prefilled_state(
+        self, scope: Scope, receive: Receive, send: Send
+    ) -> Receive | None:
+        """Read the body of ``POST /threads``; refuse ``supersteps`` unless admin."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                await _respond(send, 413, "Request body too large.")
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            payload = json.loads(body) if body.strip() else {}
+        except ValueError:
+            payload = {}
+        if isinstance(payload, dict) and payload.get("supersteps"):
+            permissions: list[str] = []
+            if custom_auth_configured():
+                caller = self._caller(_headers(scope), get_auth_settings())
+                permissions = list(caller.get("permissions", []))
+            if ADMIN_PERMISSION not in permissions:
+                await _respond(
+                    send,
+                    403,
+                    "A thread's state is written by the assistant: create the thread without "
+                    "supersteps and send messages as runs.",
+                )
+                return None
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
+    async def _can_read_thread(self, scope: Scope, thread_id: str) -> bool:
+        """Ask the server itself, with the caller's headers, whether the thread exists."""
+        status = 0
+
+        async def no_body() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def capture(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+
+        probe = dict(scope)
+        probe.update(method="GET", path=f"/threads/{thread_id}", query_string=b"")
+        probe["raw_path"] = probe["path"].encode()
+        await self.app(probe, no_body, capture)
+        return status == 200
