@@ -37,10 +37,30 @@ from assistant.scripted import ScriptedChatModel
 _model = ScriptedChatModel(
     log_path=os.environ.get("ASSISTANT_SCRIPTED_LOG") or None,
     fail_on=os.environ.get("ASSISTANT_SCRIPTED_FAIL_ON") or None,
+    slow_on=os.environ.get("ASSISTANT_SCRIPTED_SLOW_ON") or None,
 )
 models.get_chat_model = lambda model="": _model
 
 from assistant.graph import graph  # noqa: E402
+
+if _dump := os.environ.get("ASSISTANT_ROUTES_DUMP"):
+    # Every route the running server answers, as it built them (the server's app exists by
+    # the time it loads graphs), so tests can attack routes a future release adds.
+    import json
+    import sys
+
+    def _walk(routes, prefix=""):
+        for route in routes:
+            path = prefix + getattr(route, "path", "")
+            if getattr(route, "routes", None) is not None and not hasattr(route, "endpoint"):
+                yield from _walk(route.routes, path)
+            else:
+                methods = sorted(getattr(route, "methods", None) or ["WEBSOCKET"])
+                yield {"path": path or "/", "methods": methods}
+
+    _app = sys.modules["langgraph_api.server"].app
+    with open(_dump, "w", encoding="utf-8") as _file:
+        json.dump(list(_walk(_app.routes)), _file)
 '''
 
 QUIET_ENV = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -246,6 +247,10 @@ def _has_cjk(text: str) -> bool:
     return re.search("[\u4e00-\u9fff]", text) is not None
 
 
+SLOW_SECONDS = 8.0
+"""How long a reply takes when the conversation contains ``slow_on``."""
+
+
 class ScriptedChatModel(BaseChatModel):
     """Rule-based chat model: replies, extracts facts and summarises without any network.
 
@@ -259,6 +264,10 @@ class ScriptedChatModel(BaseChatModel):
 
     fail_on: str | None = None
     """Raise a RuntimeError for any request containing this text (to test faults)."""
+
+    slow_on: str | None = None
+    """Take ``SLOW_SECONDS`` over a reply to a conversation containing this text (to catch a
+    run in flight). Fact extraction stays fast."""
 
     tool_names: list[str] = []
     """Names of the tools bound with :meth:`bind_tools`; memory commands use them."""
@@ -310,6 +319,9 @@ class ScriptedChatModel(BaseChatModel):
 
     def _reply(self, messages: list[BaseMessage]) -> AIMessage:
         self._check_fault(messages)
+        replying = bool(messages) and isinstance(messages[0], SystemMessage)
+        if self.slow_on and replying and any(self.slow_on in m.text for m in messages[1:]):
+            time.sleep(SLOW_SECONDS)  # in the executor thread LangChain runs _stream in
         prompt = messages[0].text if messages else ""
         if "<new_messages>" in prompt:
             limit = re.search(r"about (\d+) tokens", prompt)

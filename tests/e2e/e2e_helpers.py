@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
@@ -195,3 +196,103 @@ class ScriptedLog:
             f"expected one respond call for {marker!r}, found {len(calls)} in {self.path}"
         )
         return calls[0]
+
+
+# --------------------------------------------------------------------------- attacks
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One attack, what should happen, and what the server did."""
+
+    attack: str
+    expected: str
+    observed: str
+    held: bool
+
+
+def response_detail(response: httpx.Response) -> str:
+    """The ``detail`` of an error response, or the start of its text."""
+    try:
+        body = response.json()
+    except Exception:  # a streamed response that was never read, or not JSON
+        try:
+            return response.text.strip()[:120]
+        except Exception:
+            return ""
+    detail = body.get("detail", body) if isinstance(body, dict) else body
+    return str(detail).replace("\n", " ")[:120]
+
+
+@dataclass
+class AttackLog:
+    """The attacks a module tried and their outcomes, printed as a table at the end."""
+
+    title: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def record(self, attack: str, expected: str, observed: str, held: bool) -> None:
+        """Record an attack's outcome, then fail the test unless the defence held."""
+        self.outcomes.append(Outcome(attack, expected, observed, held))
+        assert held, f"{attack}: expected {expected}; observed {observed}"
+
+    async def expect_refused(
+        self, attack: str, call: Awaitable[Any], status: int, detail: str = ""
+    ) -> str:
+        """Await ``call``; it must fail with HTTP ``status`` and a detail containing ``detail``."""
+        expected = f"HTTP {status}" + (f" ({detail})" if detail else "")
+        try:
+            result = await call
+        except httpx.HTTPStatusError as error:
+            observed_status = error.response.status_code
+            observed_detail = response_detail(error.response)
+            held = observed_status == status and detail in observed_detail
+            self.record(attack, expected, f"HTTP {observed_status}: {observed_detail}", held)
+            return observed_detail
+        self.record(attack, expected, f"accepted: {str(result)[:100]}", False)
+        raise AssertionError("unreachable")
+
+    def table(self) -> str:
+        """The outcomes as a fixed-width text table."""
+        rows = [("#", "attack", "expected", "observed", "verdict")]
+        for number, outcome in enumerate(self.outcomes, 1):
+            verdict = "held" if outcome.held else "BREACHED"
+            observed = outcome.observed
+            if outcome.held and len(observed) > 90:  # a breach is shown in full
+                observed = observed[:87] + "..."
+            rows.append((str(number), outcome.attack, outcome.expected, observed, verdict))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        lines = [
+            " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            for row in rows
+        ]
+        lines.insert(1, "-+-".join("-" * width for width in widths))
+        held = sum(outcome.held for outcome in self.outcomes)
+        total = len(self.outcomes)
+        head = f"{self.title}: {total} tried, {held} held, {total - held} breached"
+        return "\n".join([head, *lines])
+
+
+def print_past_capture(pytestconfig: pytest.Config, text: str) -> None:
+    """Print ``text`` even though pytest captures output."""
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    if capture is None:
+        print(text)
+        return
+    with capture.global_and_fixture_disabled():
+        print("\n" + text, flush=True)
+
+
+def route_list(path: Path) -> list[tuple[str, str]]:
+    """``(method, path)`` of every route a server dumped (``ASSISTANT_ROUTES_DUMP``)."""
+    routes = json.loads(path.read_text(encoding="utf-8"))
+    return sorted({(method, route["path"]) for route in routes for method in route["methods"]})
+
+
+def concrete(path: str) -> str:
+    """A route's path with every ``{parameter}`` filled with a fresh UUID (or a word)."""
+    return re.sub(
+        r"\{([^}:]+)(?::[^}]+)?\}",
+        lambda m: "x" if m.group(1) == "path" else str(uuid.uuid4()),
+        path,
+    )
