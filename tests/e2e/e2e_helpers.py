@@ -46,6 +46,10 @@ def start_server(workdir: Path, **options: Any) -> DevServer:
     return server
 
 
+BUDGET_SETTINGS = "user_id,max_context_tokens,keep_recent_tokens,summary_max_tokens"
+"""ASSISTANT_RUN_SETTINGS for auth servers whose tests shrink the budgets to compress sooner
+(ordinary users may not change them out of the box)."""
+
 StartServer = Callable[..., DevServer]
 """The ``start_dev_server`` fixture: ``start(workdir, **DevServer options) -> DevServer``."""
 

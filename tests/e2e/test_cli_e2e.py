@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pexpect
 import pytest
+from e2e_helpers import BUDGET_SETTINGS
 from langgraph_sdk import get_sync_client
 
 from assistant.devserver import DevServer, free_port
@@ -55,7 +56,11 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]
         workdir=tmp_path_factory.mktemp("cli-auth"),
         scripted=True,
         auth=True,
-        env={"ASSISTANT_DEV_TOKENS": tokens, "ASSISTANT_JWT_SECRET": None},
+        env={
+            "ASSISTANT_DEV_TOKENS": tokens,
+            "ASSISTANT_JWT_SECRET": None,
+            "ASSISTANT_RUN_SETTINGS": BUDGET_SETTINGS,
+        },
     ) as server:
         yield server
 

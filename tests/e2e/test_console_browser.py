@@ -26,7 +26,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from e2e_helpers import PROVIDER_ENV_VARS, new_thread, run_turn, start_server, thread_values
+from e2e_helpers import (
+    BUDGET_SETTINGS,
+    PROVIDER_ENV_VARS,
+    new_thread,
+    run_turn,
+    start_server,
+    thread_values,
+)
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from playwright.async_api import (
@@ -69,6 +76,7 @@ AUTH_ENV: dict[str, str | None] = {
     "ASSISTANT_JWT_SECRET": None,
     "ASSISTANT_ADMIN_TOKEN": None,
     "ASSISTANT_DEFAULT_USER": None,
+    "ASSISTANT_RUN_SETTINGS": BUDGET_SETTINGS,
     **dict.fromkeys(PROVIDER_ENV_VARS),
 }
 

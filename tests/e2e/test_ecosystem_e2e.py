@@ -310,11 +310,13 @@ async def test_thread_list_shows_the_thread(conversation: Conversation) -> None:
 # --------------------------------------------------------------------------- connecting
 
 
-async def test_info_answers_without_a_token(auth_server: DevServer) -> None:
-    """agent-chat-ui checks ``GET /info`` before it signs anything in."""
+async def test_info_answers_the_key_agent_chat_ui_sends(auth_server: DevServer) -> None:
+    """agent-chat-ui checks ``GET /info`` with its ``X-Api-Key``; without a key it is closed."""
     async with httpx.AsyncClient(base_url=auth_server.url, timeout=10) as http:
-        response = await http.get("/info")
-    assert response.status_code == 200
+        signed = await http.get("/info", headers={"X-Api-Key": TOKEN})
+        anonymous = await http.get("/info")
+    assert signed.status_code == 200
+    assert anonymous.status_code == 401
 
 
 async def test_an_api_key_header_is_taken_as_the_bearer_token(auth_server: DevServer) -> None:

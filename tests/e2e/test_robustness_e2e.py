@@ -371,9 +371,9 @@ async def test_an_unknown_role_fails_the_run_cleanly_and_the_thread_stays_usable
 @pytest.mark.parametrize(
     ("context", "named"),
     [
-        ({"max_context_tokens": "lots"}, "Context.max_context_tokens must be a positive integer"),
+        ({"max_context_tokens": "lots"}, "Context.max_context_tokens must be an integer between"),
         ({"keep_recent_tokens": 5000}, "Context.keep_recent_tokens must be smaller"),
-        ({"recall_limit": -1}, "Context.recall_limit must be between 0 and 50, got -1"),
+        ({"recall_limit": -1}, "Context.recall_limit must be an integer between 0 and 50, got -1"),
     ],
     ids=["max_context_tokens=lots", "keep_recent>max", "recall_limit=-1"],
 )
