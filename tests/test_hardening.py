@@ -441,3 +441,11 @@ async def test_the_event_stream_of_a_thread_the_caller_cannot_read_is_404() -> N
     assert (await _call("GET", "/threads/theirs/runs/r1/stream")).status_code == 404
     assert (await _call("GET", "/threads/theirs/stream")).status_code == 404
     assert (await _call("GET", "/threads/mine/runs/r1/stream")).status_code == 200
+
+
+async def test_the_internal_routes_stay_hidden_under_a_mount_prefix() -> None:
+    transport = httpx.ASGITransport(app=WALLED, root_path="/api")
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:2025") as client:
+        hidden = await client.post("/api/internal/truncate")
+        shown = await client.get("/api/memory/facts")
+    assert (hidden.status_code, shown.status_code) == (404, 200)

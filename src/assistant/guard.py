@@ -98,6 +98,14 @@ def _headers(scope: Scope) -> dict[str, str]:
     }
 
 
+def _route_path(scope: Scope) -> str:
+    """The path the routes see: without the mount prefix (``root_path``), if any."""
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    if root and path.startswith(root):
+        return path[len(root) :] or "/"
+    return path
+
+
 def _host_name(host_header: str) -> str:
     return urlsplit(f"//{host_header}").hostname or ""
 
@@ -139,7 +147,7 @@ class Guard:
                 return
             await _respond(send, *refusal)
             return
-        path, method = scope.get("path", ""), scope.get("method", "GET")
+        path, method = _route_path(scope), scope.get("method", "GET")
         if method == "POST" and path.rstrip("/") == "/threads":
             replay = await self._refuse_prefilled_state(scope, receive, send)
             if replay is None:
@@ -152,8 +160,8 @@ class Guard:
         await self.app(scope, receive, send)
 
     async def _check(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
-        path, method = scope.get("path", ""), scope.get("method", "GET")
-        if path.startswith(HIDDEN_PREFIXES) or path == "/deploy":
+        path, method = _route_path(scope), scope.get("method", "GET")
+        if path.startswith(HIDDEN_PREFIXES):
             return 404, "Not Found", {}
         headers = _headers(scope)
         settings = get_auth_settings()
@@ -263,7 +271,8 @@ class Guard:
                 status = int(message["status"])
 
         probe = dict(scope)
-        probe.update(method="GET", path=f"/threads/{thread_id}", query_string=b"")
+        root = str(scope.get("root_path", ""))
+        probe.update(method="GET", path=f"{root}/threads/{thread_id}", query_string=b"")
         probe["raw_path"] = probe["path"].encode()
         await self.app(probe, no_body, capture)
         return status == 200
