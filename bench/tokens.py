@@ -7,7 +7,7 @@ system prompt plus the conversation messages), counted with
 
 - ``ours``: the assistant graph (recall → respond ∥ remember → compress) with the default
   :class:`~assistant.context.Context`;
-- ``full``: the same graph with compression off (``max_context_tokens=10**9``), so every
+- ``full``: the same graph with compression off (``max_context_tokens=1_000_000``), so every
   message stays in the prompt (respond's guard never trims);
 - ``langmem``: START → LangMem ``SummarizationNode`` (``max_tokens`` = our
   ``max_context_tokens``, ``max_summary_tokens`` = our ``summary_max_tokens``,
@@ -81,7 +81,7 @@ from assistant.memory import index as index_module
 from assistant.memory import make_store
 from assistant.nodes import recall as recall_module
 from assistant.nodes import respond as respond_module
-from assistant.nodes.respond import build_system_prompt
+from assistant.prompting import build_system_prompt
 from assistant.scripted import ScriptedChatModel, scripted_summary
 from assistant.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
 from conversation import ALLERGY, HOME_CITY, NAME, NEW_CITY, describe, script
@@ -521,7 +521,9 @@ def _progress(enabled: bool, variant: str, number: int, total: int, started: flo
 def variant_context(variant: str) -> Context:
     """The Context each variant runs with."""
     if variant == "full":
-        return Context(max_context_tokens=10**9, keep_recent_tokens=10**9 - 1)
+        return Context(
+            max_context_tokens=1_000_000, keep_recent_tokens=999_999, max_prompt_tokens=2_000_000
+        )
     return Context()
 
 
@@ -722,12 +724,11 @@ def report(results: list[RunResult], turns_run: int, context: Context) -> None:
             f"(the budget Context documents for messages) -> {verdict}"
         )
         systems = [call.system_tokens for call in replies]
-        verdict = "under" if top_whole <= budget else f"OVER by {top_whole - budget:,}"
+        whole = context.max_prompt_tokens
+        verdict = "MET" if top_whole <= whole else f"MISSED by {top_whole - whole:,}"
         print(
-            f"- ours, whole prompt max {top_whole:,} vs max_context_tokens {budget:,} -> "
-            f"{verdict} (the system prompt, with profile ≤{context.profile_tokens}, "
-            f"summary ≤{context.summary_max_tokens} and episodes ≤{context.episode_tokens}, "
-            f"is outside that budget; it ran {min(systems):,}-{max(systems):,} tokens)"
+            f"- ours, whole prompt max {top_whole:,} ≤ max_prompt_tokens {whole:,} -> "
+            f"{verdict} (the system prompt ran {min(systems):,}-{max(systems):,} tokens)"
         )
 
 
@@ -740,6 +741,7 @@ async def amain(args: argparse.Namespace) -> None:
         f"reply length: {padding}; "
         f"virtual clock: turn n at {CLOCK_START:%Y-%m-%d %H:%M} UTC + {TURN_SECONDS // 60}n min; "
         "default Context: "
+        f"max_prompt_tokens={Context().max_prompt_tokens}, "
         f"max_context_tokens={Context().max_context_tokens}, "
         f"keep_recent_tokens={Context().keep_recent_tokens}, "
         f"summary_max_tokens={Context().summary_max_tokens}"

@@ -37,6 +37,12 @@ class Context:
     folds the oldest ones into the running summary. The prompt sent to the model
     never carries more than this many tokens of messages."""
 
+    max_prompt_tokens: int = 4000
+    """Token budget of the whole prompt sent for a reply: persona, time, profile, facts,
+    past episodes, summary and messages. Over it, the prompt gives up episodes, then facts,
+    then summary text, then profile facts other than hard constraints, then old messages;
+    never the hard constraints or the latest user message."""
+
     keep_recent_tokens: int = 1200
     """How many tokens of the most recent messages `compress` keeps verbatim.
     Must be smaller than `max_context_tokens`."""
@@ -94,6 +100,7 @@ class Context:
 
 INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "max_context_tokens": (1, 1_000_000),
+    "max_prompt_tokens": (100, 2_000_000),
     "keep_recent_tokens": (1, 1_000_000),
     "summary_max_tokens": (1, 100_000),
     "recall_limit": (0, 50),

@@ -48,6 +48,9 @@ class TurnMetrics(TypedDict, total=False):
     """Tokens the profile, facts and episodes added to the system prompt."""
     prompt_tokens: int
     """Estimated tokens of the whole prompt sent to the model for the reply."""
+    left_out: dict[str, int]
+    """What ``max_prompt_tokens`` left out of the prompt: episodes, facts, profile facts
+    (counts), summary and message tokens. Empty when everything fitted."""
     extraction: str
     """`skipped` (nothing durable, no model call), `done`, or `failed`."""
     added: list[str]

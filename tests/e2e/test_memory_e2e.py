@@ -42,7 +42,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from assistant import prompts
 from assistant.devserver import DevServer
-from assistant.nodes.respond import build_system_prompt
+from assistant.prompting import build_system_prompt
 from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
 
 pytestmark = pytest.mark.e2e

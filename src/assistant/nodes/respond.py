@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
@@ -17,12 +17,12 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.runtime import Runtime
 
-from assistant import models, prompts
+from assistant import models
 from assistant.context import Context
-from assistant.history import keep_recent_start, truncate_text
 from assistant.nodes.compress import should_compress
-from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics
-from assistant.tokens import count_message_tokens, count_messages_tokens
+from assistant.prompting import fit_prompt, skip_unanswered
+from assistant.state import State, TurnMetrics
+from assistant.tokens import count_messages_tokens
 from assistant.tools import MEMORY_TOOLS
 
 MAX_TOOL_ROUNDS = 3
@@ -47,22 +47,22 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         return {}  # a run with no new user message: nothing to answer
     if _is_blank(messages[-1]):
         return {"messages": [AIMessage(content=EMPTY_MESSAGE_REPLY)]}
-    system = build_system_prompt(
+    fitted = fit_prompt(
         persona=context.system_prompt,
         now=datetime.now().astimezone(),
         profile=state.get("profile", []),
         facts=state.get("recalled", []),
         episodes=state.get("episodes", []),
         summary=state.get("summary", ""),
+        messages=skip_unanswered(messages),
+        max_context_tokens=context.max_context_tokens,
+        max_prompt_tokens=context.max_prompt_tokens,
     )
     model: Runnable[LanguageModelInput, BaseMessage] = models.get_chat_model(context.model)
     tools_allowed = tool_rounds(messages) < MAX_TOOL_ROUNDS
     if tools_allowed:
         model = models.get_chat_model(context.model).bind_tools(MEMORY_TOOLS)
-    prompt = [
-        SystemMessage(content=system),
-        *fit_messages(skip_unanswered(messages), max_tokens=context.max_context_tokens),
-    ]
+    prompt = [SystemMessage(content=fitted.system), *fitted.messages]
     turn = state.get("metrics", {})
     trace: RunnableConfig = {
         "run_name": "respond",
@@ -82,6 +82,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     metrics = TurnMetrics(
         message_id=state.get("metrics", {}).get("message_id", ""),
         prompt_tokens=count_messages_tokens(prompt),
+        left_out=fitted.left_out,
     )
     return {"messages": [response], "metrics": metrics}
 
@@ -114,110 +115,3 @@ def _is_blank(message: BaseMessage) -> bool:
     return isinstance(message.content, str) or all(
         isinstance(block, str) or block.get("type") == "text" for block in message.content
     )
-
-
-def build_system_prompt(
-    *,
-    persona: str,
-    now: datetime,
-    profile: Sequence[RecalledFact] = (),
-    facts: Sequence[RecalledFact] = (),
-    episodes: Sequence[RecalledEpisode] = (),
-    summary: str = "",
-) -> str:
-    """The system prompt: persona, time, profile, recalled facts, past episodes, summary.
-
-    >>> from datetime import datetime, timezone
-    >>> print(build_system_prompt(persona="Be kind.", now=datetime(2026, 1, 2, tzinfo=timezone.utc),
-    ...       profile=[{"id": "1", "content": "Name is Alice", "category": "identity"}],
-    ...       facts=[{"id": "2", "content": "Likes green tea", "category": "preference"}]))
-    Be kind.
-    <BLANKLINE>
-    Current time: 2026-01-02 00:00 (Friday, UTC)
-    <BLANKLINE>
-    Your memory tools look up (search_memory), forget (forget_memory) and correct
-    (correct_memory) what you remember about this user. Use them when the user asks what you
-    remember, or asks you to forget or correct something; find a fact's id with
-    search_memory first. Never forget or change facts unless the user asks.
-    <BLANKLINE>
-    Who the user is (always true unless they say otherwise):
-    <user_profile>
-    - Name is Alice
-    </user_profile>
-    <BLANKLINE>
-    What else you remember about this user (most relevant first; may be empty):
-    <user_facts>
-    - Likes green tea
-    </user_facts>
-    """
-    summary = summary.strip()
-    episodes_text = "\n".join(
-        f'<conversation from="{episode["started_at"][:10]}" to="{episode["ended_at"][:10]}">\n'
-        f"{episode['content']}\n</conversation>"
-        for episode in episodes
-    )
-    return prompts.SYSTEM_PROMPT.format(
-        persona=persona.strip(),
-        time=now.strftime("%Y-%m-%d %H:%M (%A, %Z)"),
-        user_profile="\n".join(f"- {fact['content']}" for fact in profile),
-        user_facts="\n".join(f"- {fact['content']}" for fact in facts),
-        episodes_block=prompts.EPISODES_BLOCK.format(episodes=episodes_text) if episodes else "",
-        summary_block=prompts.SUMMARY_BLOCK.format(summary=summary) if summary else "",
-    )
-
-
-def skip_unanswered(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The messages without earlier user messages that never got a reply.
-
-    A turn whose reply failed (a provider error, a rejected payload) leaves its user
-    message in the thread; sending it again with every later turn could fail the thread
-    for good. The thread keeps it; only the prompt leaves it out. The latest message
-    always stays.
-
-    >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> [m.text for m in skip_unanswered(
-    ...     [HumanMessage("a"), AIMessage("b"), HumanMessage("bad"), HumanMessage("c")])]
-    ['a', 'b', 'c']
-    """
-    return [
-        message
-        for index, message in enumerate(messages)
-        if not (
-            isinstance(message, HumanMessage)
-            and index + 1 < len(messages)
-            and isinstance(messages[index + 1], HumanMessage)
-        )
-    ]
-
-
-def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[BaseMessage]:
-    """The most recent messages that fit in ``max_tokens``, cut at a human message.
-
-    Normally ``compress`` keeps the thread within budget; this guards the prompt when a
-    single turn is larger than the budget, by shortening the oversized message's text.
-    """
-    kept = list(messages[keep_recent_start(messages, max_tokens=max_tokens) :])
-    overflow = sum(count_message_tokens(message) for message in kept) - max_tokens
-    if overflow <= 0:
-        return kept
-    fitted: list[BaseMessage] = []
-    for message in kept:
-        tokens = count_message_tokens(message)
-        if overflow > 0 and tokens > overflow and message.text:
-            shortened = truncate_text(message.text, max(tokens - overflow - 8, 1))
-            message = message.model_copy(update={"content": _replace_text(message, shortened)})
-            overflow = 0
-        fitted.append(message)
-    return fitted
-
-
-def _replace_text(message: BaseMessage, text: str) -> str | list[str | dict[str, Any]]:
-    """The message's content with its text replaced by ``text``, other blocks kept."""
-    if isinstance(message.content, str):
-        return text
-    others = [
-        block
-        for block in message.content
-        if isinstance(block, dict) and block.get("type") not in ("text", None)
-    ]
-    return [{"type": "text", "text": text}, *others]

@@ -1,0 +1,91 @@
+"""The whole reply prompt stays within ``max_prompt_tokens``, giving parts up in order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from assistant.prompting import fit_prompt
+from assistant.state import RecalledEpisode, RecalledFact
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def fact(key: str, words: int = 30, category: str = "other") -> RecalledFact:
+    return RecalledFact(id=key, content=f"{key} " + "detail " * words, category=category)
+
+
+def episode(key: str, words: int = 60) -> RecalledEpisode:
+    return RecalledEpisode(
+        thread_id=key,
+        content=f"{key} " + "we talked " * words,
+        started_at="2026-11-01T00:00:00+00:00",
+        ended_at="2026-11-02T00:00:00+00:00",
+    )
+
+
+PROFILE = [
+    fact("name", 3, "identity"),
+    fact("peanuts", 3, "constraint"),
+    fact("home", 40, "location"),
+]
+FACTS = [fact("tea"), fact("cat"), fact("job")]
+EPISODES = [episode("trip"), episode("move")]
+SUMMARY = "The user planned a trip. " * 40
+MESSAGES: list[BaseMessage] = [
+    HumanMessage("old question " * 60, id="h1"),
+    AIMessage("old answer " * 60, id="a1"),
+    HumanMessage("What should I pack?", id="h2"),
+]
+
+
+def fitted(budget: int) -> tuple[dict[str, int], str, list[str], int]:
+    prompt = fit_prompt(
+        persona="Be kind.",
+        now=NOW,
+        profile=PROFILE,
+        facts=FACTS,
+        episodes=EPISODES,
+        summary=SUMMARY,
+        messages=MESSAGES,
+        max_context_tokens=3000,
+        max_prompt_tokens=budget,
+    )
+    return prompt.left_out, prompt.system, [m.id or "" for m in prompt.messages], prompt.tokens
+
+
+def test_a_prompt_within_budget_is_whole() -> None:
+    left_out, system, ids, _ = fitted(100_000)
+    assert left_out == {}
+    assert all(key in system for key in ("trip", "move", "tea", "cat", "job", "home"))
+    assert ids == ["h1", "a1", "h2"]
+
+
+def test_parts_are_given_up_in_the_documented_order() -> None:
+    budgets = range(1200, 100, -25)
+    orders: list[list[str]] = []
+    for budget in budgets:
+        left_out, _, _, _ = fitted(budget)
+        orders.append(list(left_out))
+    seen: list[str] = []
+    for order in orders:
+        for name in order:
+            if name not in seen:
+                seen.append(name)
+    assert seen == ["episodes", "facts", "summary_tokens", "profile", "message_tokens"]
+
+
+@pytest.mark.parametrize("budget", [900, 600, 400, 300])
+def test_the_prompt_fits_the_budget_when_it_can(budget: int) -> None:
+    _, _, _, tokens = fitted(budget)
+    assert tokens <= budget
+
+
+@pytest.mark.parametrize("budget", [400, 150, 100])
+def test_hard_constraints_and_the_latest_message_are_never_given_up(budget: int) -> None:
+    left_out, system, ids, _ = fitted(budget)
+    assert "peanuts" in system
+    assert ids[-1] == "h2"
+    assert "home" not in system or budget >= 400
