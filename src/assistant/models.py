@@ -370,9 +370,20 @@ DEFAULT_URL = "http://127.0.0.1:2025"
 """Where `make dev` serves the assistant."""
 
 
-def get_client_settings() -> tuple[str, str]:
-    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN."""
-    return _env("ASSISTANT_URL") or DEFAULT_URL, _env("ASSISTANT_TOKEN")
+def get_client_settings(env_file: str | os.PathLike[str] = ".env") -> tuple[str, str]:
+    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN.
+
+    Each is read from the shell's environment, else from ``env_file`` (the ``.env`` of
+    the current directory, as `langgraph dev` reads it), else the default.
+    """
+    from dotenv import dotenv_values
+
+    in_file = dotenv_values(env_file) if os.path.isfile(env_file) else {}
+
+    def read(name: str) -> str:
+        return _env(name) or (in_file.get(name) or "").strip()
+
+    return read("ASSISTANT_URL") or DEFAULT_URL, read("ASSISTANT_TOKEN")
 
 
 log_settings()  # the server imports this module once, while loading the graph
