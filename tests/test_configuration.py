@@ -26,7 +26,7 @@ def test_env_example_names_every_setting_the_models_seam_reads() -> None:
     documented = set(re.findall(r"^# ([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
     read = set(re.findall(r'_env\("([A-Z_]+)"\)', (ROOT / "src/assistant/models.py").read_text()))
     server_set = {"LANGGRAPH_AUTH", "LANGSERVE_GRAPHS", "LANGSMITH_LANGGRAPH_API_VARIANT"}
-    storage = {"ASSISTANT_STORAGE", "POSTGRES_URI", "ASSISTANT_POSTGRES_URI", "DATABASE_URI"}
+    storage = {"ASSISTANT_STORAGE", "POSTGRES_URI", "DATABASE_URI", "LANGGRAPH_STORE"}
     assert read - server_set - storage - {"N_JOBS_PER_WORKER"} <= documented
 
 
@@ -67,7 +67,7 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
     monkeypatch.setenv("ASSISTANT_DEV_TOKENS", "a=alice,b=bob,c=alice")
     monkeypatch.setenv("N_JOBS_PER_WORKER", "10")
-    for name in ("ASSISTANT_JWT_SECRET", "ASSISTANT_STORAGE", "POSTGRES_URI"):
+    for name in ("ASSISTANT_JWT_SECRET", "ASSISTANT_STORAGE", "POSTGRES_URI", "LANGGRAPH_STORE"):
         monkeypatch.delenv(name, raising=False)
     line = models.settings_summary()
     assert line == (
@@ -75,3 +75,15 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
         "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
     )
     assert "secret" not in line and "pw" not in line
+
+
+def test_the_settings_line_names_a_postgres_store_without_its_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_STORE", '{"path": "./src/assistant/storage.py:store"}')
+    monkeypatch.setenv("POSTGRES_URI", "postgresql://app:hunter2@db.internal:5432/assistant")
+    monkeypatch.delenv("ASSISTANT_STORAGE", raising=False)
+    line = models.settings_summary()
+    assert " storage=postgres@db.internal:5432 " in line and "hunter2" not in line
+    monkeypatch.delenv("POSTGRES_URI")
+    assert " storage=embedded postgres " in models.settings_summary()

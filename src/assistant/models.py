@@ -26,8 +26,13 @@ Environment:
         the bearer token they send.
 
 It also reads what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
-LANGSERVE_GRAPHS (this process is the server) and LANGSMITH_LANGGRAPH_API_VARIANT
-(`local_dev` under `langgraph dev`).
+LANGSERVE_GRAPHS (this process is the server), LANGSMITH_LANGGRAPH_API_VARIANT
+(`local_dev` under `langgraph dev`) and N_JOBS_PER_WORKER (runs at once); and, only for the
+start-up settings line, the storage settings LANGGRAPH_STORE, ASSISTANT_STORAGE,
+POSTGRES_URI and DATABASE_URI.
+
+How chat models behave per provider (structured-output fallback, tools, readable errors)
+lives in :mod:`assistant.providers`.
 """
 
 from __future__ import annotations
@@ -289,7 +294,6 @@ def settings_summary() -> str:
     """One line: model, endpoint host, embeddings, storage, auth mode, concurrent runs.
 
     Read from the environment as the server sees it (after langgraph.json's ``env`` file).
-    Storage is read from ``ASSISTANT_STORAGE`` / ``POSTGRES_URI`` / ``DATABASE_URI``.
 
     >>> import os
     >>> os.environ.update(OPENAI_BASE_URL="http://localhost:11434/v1", ASSISTANT_MODEL="qwen3")
@@ -319,14 +323,19 @@ def settings_summary() -> str:
 
 
 def _storage_summary() -> str:
+    """Where threads and memories live, from what the server was started with.
+
+    A ``store.path`` in langgraph.json (``LANGGRAPH_STORE``, set by the server) means a
+    custom store: Postgres at ``POSTGRES_URI``, or an embedded one when it is unset.
+    """
     from assistant.providers import endpoint_host
 
-    storage = _env("ASSISTANT_STORAGE")
-    uri = _env("POSTGRES_URI") or _env("ASSISTANT_POSTGRES_URI")
-    if storage and storage != "postgres":
-        return storage
-    if uri or storage == "postgres":
-        return f"postgres@{endpoint_host(uri)}" if uri else "postgres"
+    uri = _env("POSTGRES_URI")
+    explicit = _env("ASSISTANT_STORAGE")
+    if explicit:
+        return f"{explicit}@{endpoint_host(uri)}" if uri else explicit
+    if '"path"' in _env("LANGGRAPH_STORE"):
+        return f"postgres@{endpoint_host(uri)}" if uri else "embedded postgres"
     if _env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev":
         return "dev pickles (.langgraph_api/)"
     database = _env("DATABASE_URI")

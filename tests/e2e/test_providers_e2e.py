@@ -47,6 +47,7 @@ OPERATIONS = {
 STATEMENT = "I live in Chengdu."
 CLI = Path(sys.executable).with_name("assistant")
 ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -261,3 +262,31 @@ async def test_the_shell_wins_over_a_copied_env_example(stub: StubOpenAI, tmp_pa
         ) in settings[0]
     finally:
         server.stop()
+
+
+async def test_the_console_shows_turns_whose_memory_failed(
+    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+) -> None:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing and CI is set", pytrace=False)
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.async_api import async_playwright, expect
+
+    model = stub.add(unique("full"), "full", reply=REPLY, structured={"operations": "no"})
+    user = unique("user")
+    thread_id, result = await send(sdk, STATEMENT, user_id=user, model=model)
+    assert result["metrics"]["extraction"] == "failed"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless=new", "--no-sandbox"]
+        )
+        try:
+            page = await browser.new_page()
+            await page.goto(f"{server.url}/console?user_id={user}")
+            await page.click(f"button.open-thread[data-id='{thread_id}']", timeout=10_000)
+            await expect(page.locator("#thread-detail")).to_contain_text(
+                "Memory extraction failed on 1 of 1 turns", timeout=10_000
+            )
+        finally:
+            await browser.close()

@@ -4,8 +4,10 @@ It reads only the latest human message, never assistant text, and runs in parall
 with `respond`, so memory adds no latency to the reply. The model sees the user's
 closest stored facts and says, per durable fact, whether to add it, update or
 supersede a known fact, or skip it as already known (see
-:mod:`assistant.memory.consolidate`). Any failure is logged and the turn goes on:
-the reply stands and nothing already stored is lost.
+:mod:`assistant.memory.consolidate`). The call uses the strongest structured mechanism
+the provider accepts (:func:`assistant.providers.ainvoke_structured`). Any failure is
+logged, counted for the provider and shown in the turn's metrics (``extraction:
+failed``), and the turn goes on: the reply stands and nothing already stored is lost.
 """
 
 from __future__ import annotations
