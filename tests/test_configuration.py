@@ -87,3 +87,11 @@ def test_the_settings_line_names_a_postgres_store_without_its_password(
     assert " storage=postgres@db.internal:5432 " in line and "hunter2" not in line
     monkeypatch.delenv("POSTGRES_URI")
     assert " storage=embedded postgres " in models.settings_summary()
+
+
+def test_make_dev_runs_ten_runs_at_once_by_default() -> None:
+    """`langgraph dev` alone runs one run at a time (langgraph-api 0.16.7's dev default)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^RUNS \?= 10$", makefile, re.M)
+    dev = makefile.split("\ndev:", 1)[1].split("\n\n", 1)[0]
+    assert "--n-jobs-per-worker $(RUNS)" in dev

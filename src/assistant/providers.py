@@ -467,7 +467,7 @@ async def _attempt(
     except ValueError as error:
         if method is Structured.TOOL and not tool_calls:
             raise _Unusable(
-                f"the model answered in text instead of calling the tool ({error})", ignored=True
+                f"it answered in text instead of calling the tool: {text[:80]!r}", ignored=True
             ) from error
         reason = result.get("parsing_error") or error
         raise _Unusable(f"the answer did not match the schema: {reason}", ignored=False) from error
