@@ -52,6 +52,10 @@ _MEMORY_REQUEST = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_QUOTED = re.compile(
+    r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"|(?:^|(?<=[\s:：]))'[^']*'(?=[\s.,!?;:。，！？]|$)"
+)
+"""Quoted text: material to rewrite or translate, not something said about the user."""
 _CLAUSE = re.compile(r"[,，;；:：]\s*")
 _SUBJECT = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|my|mine|we|we're|we've|our|ours)\b"
@@ -103,6 +107,7 @@ def worth_extracting(text: str) -> bool:
     Any other clause counts when it carries a clear fact cue ("my name", "I'm allergic",
     "remember that", "我叫", "我对…过敏") or, unless it is a request ("Help me plan my
     trip", "帮我…"), a first-person subject. A statement next to a question still counts.
+    Quoted text (something to rewrite or translate) is left out.
 
     >>> worth_extracting("I moved to Chengdu last month")
     True
@@ -122,6 +127,8 @@ def worth_extracting(text: str) -> bool:
     True
     >>> worth_extracting("Why do I get KeyError when I delete keys? I use Python 3.12.")
     True
+    >>> worth_extracting("Make this sound more professional: 'we kinda messed up the deploy'")
+    False
     >>> [worth_extracting(t) for t in ("Where do I live?", "What is my name?", "我住在哪里？",
     ...                                "我叫什么名字？", "我有两只猫，你知道它们该叫什么吗？")]
     [False, False, False, False, True]
@@ -129,7 +136,7 @@ def worth_extracting(text: str) -> bool:
     text = text.strip()
     if _MEMORY_REQUEST.search(text):
         return False
-    for clause, asks in _clauses(text):
+    for clause, asks in _clauses(_QUOTED.sub(" … ", text)):
         if asks or _QUESTION.search(clause):
             continue
         if _FACT_CUE.search(clause):
