@@ -71,6 +71,9 @@ def server(stub: StubOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             "ASSISTANT_MODEL": DEFAULT_MODEL,
             "ASSISTANT_MODEL_MAX_RETRIES": "0",
             "ASSISTANT_MODEL_TIMEOUT_S": "2",
+            # Each test picks its "provider" by context.model (issue 9 lets the operator
+            # say which run settings callers may choose).
+            "ASSISTANT_RUN_SETTINGS": "user_id,model",
         },
     )
     try:
