@@ -1,5 +1,10 @@
 """LLM calls and tokens per user turn, by kind, over the scripted 1,000-turn conversation.
 
+First, the extraction gate (``worth_extracting``) on the labelled turns of
+``bench/data/gate_turns.json``: the share of fact-bearing turns it keeps (goal: 100%) and of
+other turns (questions, recall requests, greetings, commands) it skips, per language, next to
+the gate before issue 10 as the baseline (``--gate-only`` prints just this).
+
 What is measured: the assistant graph (default :class:`~assistant.context.Context`, an
 in-process ``InMemorySaver`` and ``make_store()``) runs the bilingual conversation of
 ``bench/conversation.py`` with every model call going to ``RecordingModel`` (the offline
