@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 2025
+RUNS ?= 10
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
 
 .PHONY: install dev demo test lint format clean
@@ -15,9 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT.
+## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at once.
 dev: install
-	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT)
+	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --n-jobs-per-worker $(RUNS)
 
 ## Watch memory work with a scripted model: no API key needed.
 demo: install

@@ -1,5 +1,10 @@
 """LLM calls and tokens per user turn, by kind, over the scripted 1,000-turn conversation.
 
+First, the extraction gate (``worth_extracting``) on the labelled turns of
+``bench/data/gate_turns.json``: the share of fact-bearing turns it keeps (goal: 100%) and of
+other turns (questions, recall requests, greetings, commands) it skips, per language, next to
+the gate before issue 10 as the baseline (``--gate-only`` prints just this).
+
 What is measured: the assistant graph (default :class:`~assistant.context.Context`, an
 in-process ``InMemorySaver`` and ``make_store()``) runs the bilingual conversation of
 ``bench/conversation.py`` with every model call going to ``RecordingModel`` (the offline
@@ -49,11 +54,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assistant.context import Context
@@ -112,6 +119,72 @@ def gate_declarative(text: str) -> bool:
         if _EN_SUBJECT.search(sentence) or _ZH_SUBJECT.search(sentence):
             return True
     return False
+
+
+# --------------------------------------------------------------------------- the gate
+
+GATE_TURNS = Path(__file__).parent / "data" / "gate_turns.json"
+"""Labelled user turns: text, lang (en/zh), kind, and whether it states a durable fact."""
+
+_PREVIOUS_MEMORY_REQUEST = re.compile(
+    r"(?:^|[.!?。！？]\s*)(?:please\s+|can you\s+|could you\s+)?(?:forget|delete)\b"
+    r"|what do you (?:remember|know) about me"
+    r"|(?:^|[.!?。！？]\s*)(?:请)?(?:忘掉|忘记|删掉|删除)|你(?:还)?(?:记得|知道)(?:关于)?我",
+    re.IGNORECASE,
+)
+_PREVIOUS_FACT_CUE = re.compile(
+    r"\b(remember|don't forget|i am|i'm|i have|i've got|i live|i work|i moved|i prefer|"
+    r"i like|i love|i hate|i can't|my name|my \w+ (is|are))\b"
+    r"|记住|别忘|我(是|叫|住|有|喜欢|不喜欢|对|搬|决定|养|在做)",
+    re.IGNORECASE,
+)
+
+
+def gate_previous(text: str) -> bool:
+    """Baseline: the gate before issue 10 (a fact cue anywhere counted, questions too)."""
+    text = text.strip()
+    if _PREVIOUS_MEMORY_REQUEST.search(text):
+        return False
+    if _PREVIOUS_FACT_CUE.search(text):
+        return True
+    for sentence in _SENTENCE.findall(text):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith(("?", "？")) or _EN_REQUEST.match(sentence):
+            continue
+        if _EN_SUBJECT.search(sentence) or _ZH_SUBJECT.search(sentence):
+            return True
+    return False
+
+
+def gate_report() -> None:
+    """Share of fact-bearing turns kept and of other turns skipped, per gate and language."""
+    turns = json.loads(GATE_TURNS.read_text(encoding="utf-8"))
+    facts = [t for t in turns if t["fact"]]
+    others = [t for t in turns if not t["fact"]]
+    print(
+        f"Extraction gate on {len(turns)} labelled turns ({GATE_TURNS.name}): "
+        f"{len(facts)} state a fact, {len(others)} do not"
+    )
+    print(f"{'gate':<10}{'lang':<6}{'facts kept':>14}{'non-facts skipped':>20}")
+    gates = (("previous", gate_previous), ("current", remember_module.worth_extracting))
+    for name, gate in gates:
+        for lang in ("en", "zh", "all"):
+            kept = [t for t in facts if lang in ("all", t["lang"]) and gate(t["text"])]
+            fact_total = sum(lang in ("all", t["lang"]) for t in facts)
+            skipped = [t for t in others if lang in ("all", t["lang"]) and not gate(t["text"])]
+            other_total = sum(lang in ("all", t["lang"]) for t in others)
+            print(
+                f"{name:<10}{lang:<6}{len(kept) / fact_total:>9.1%} ({len(kept)}/{fact_total})"
+                f"{len(skipped) / other_total:>12.1%} ({len(skipped)}/{other_total})"
+            )
+    current = remember_module.worth_extracting
+    missed = [t["text"] for t in facts if not current(t["text"])]
+    passed = [t["text"] for t in others if current(t["text"])]
+    print(f"current gate: facts dropped {missed or 'none'}; non-facts extracted {passed or 'none'}")
+    for kind in ("question", "recall", "greeting", "command"):
+        chosen = [t for t in others if t["kind"] == kind]
+        skipped = sum(not current(t["text"]) for t in chosen)
+        print(f"  {kind:<9} skipped {skipped}/{len(chosen)}")
 
 
 class BatchedDecide:
@@ -361,6 +434,10 @@ def compare(base: Measured, other: Measured, conversation: list[Turn]) -> None:
 
 
 async def amain(args: argparse.Namespace) -> None:
+    gate_report()
+    print()
+    if args.gate_only:
+        return
     conversation = script(args.turns, args.seed)
     print(describe(conversation))
     padding = f"padded to ~{args.reply_tokens} tokens" if args.reply_tokens else "scripted as is"
@@ -401,6 +478,9 @@ def main() -> None:
         choices=["auto", "none", "all", *EXPERIMENTS],
         default="auto",
         help="changes to remember to try (auto: all of them when the goal is missed)",
+    )
+    parser.add_argument(
+        "--gate-only", action="store_true", help="only the extraction gate on the labelled turns"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)

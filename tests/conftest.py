@@ -26,7 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, Field
 
-from assistant import models
+from assistant import models, providers
 from assistant.context import Context
 from assistant.devserver import PROVIDER_ENV
 from assistant.graph import builder
@@ -41,6 +41,14 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real provider, whatever the developer's shell exports."""
     for name in PROVIDER_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_providers() -> Iterator[None]:
+    """What one test's provider taught the process (fallbacks, failures) stays in that test."""
+    providers.forget_providers()
+    yield
+    providers.forget_providers()
 
 
 # --------------------------------------------------------------------------- embeddings

