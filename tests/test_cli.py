@@ -420,7 +420,7 @@ def test_chat_streams_the_reply_and_shows_recalled_facts(server: FakeServer) -> 
     assert "Likes green tea" in result.output.split("/memories", 1)[1]
     assert "Unknown command '/nonsense'" in result.output
     (thread,) = server.threads.values()
-    assert thread["metadata"] == {cli.OWNER_KEY: "alice"}
+    assert thread["metadata"] == {constants.OWNER_KEY: "alice"}
     assert thread["thread_id"] in result.output.split("/threads", 1)[1]
     runs = [r for r in server.requests if r.url.path.endswith("/runs/stream")]
     assert json.loads(runs[0].content)["context"] == {"user_id": "alice"}
@@ -453,10 +453,6 @@ def test_chat_continues_a_thread_and_new_starts_another(server: FakeServer) -> N
     assert f"thread {thread_id}" in again.output and "New thread" in again.output
     assert len(server.threads) == 2
     assert first.exit_code == 0
-
-
-def test_thread_owner_key_matches_the_servers_auth() -> None:
-    assert cli.OWNER_KEY == constants.OWNER_KEY
 
 
 # --------------------------------------------------------------------------- threads

@@ -37,15 +37,13 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
+from assistant.constants import OWNER_KEY
 from assistant.models import get_client_settings
 
 __all__ = ["ChatSession", "Server", "app", "explain", "main", "reply_pieces"]
 
 ASSISTANT_ID = "assistant"
 """The graph id in langgraph.json."""
-
-OWNER_KEY = "owner"
-"""Thread metadata naming its user; the same key `assistant.auth` stamps with auth on."""
 
 CLIENT_HEADERS = {"x-assistant-client": "cli", "user-agent": "assistant-cli"}
 """Sent with every request; the audit trail records memory API changes as ``via="api"``."""
