@@ -25,7 +25,7 @@ Authorization:
 * ``ASSISTANT_ADMIN_TOKEN``, when set, is a maintenance token (``admin`` permission)
   that reaches every thread and namespace, for retention jobs. Keep it secret.
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
-  `assistant.identity`), which the server sets from this identity and strips from
+  `assistant.scope`), which the server sets from this identity and strips from
   client input.
 """
 

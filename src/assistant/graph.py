@@ -8,11 +8,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from assistant.context import Context
-from assistant.identity import warn_if_unauthenticated
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import after_respond, respond
+from assistant.scope import warn_if_unauthenticated
 from assistant.state import InputState, State
 from assistant.tools import MEMORY_TOOLS
 

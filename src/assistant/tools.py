@@ -17,18 +17,12 @@ from langgraph.store.base import Item
 
 from assistant import memory
 from assistant.context import Context
-from assistant.identity import require_store, resolve_user_id
+from assistant.scope import tool_scope
 
 __all__ = ["MEMORY_TOOLS", "correct_memory", "forget_memory", "search_memory"]
 
 SEARCH_LIMIT = 20
 """Most facts one search returns to the model."""
-
-
-def _caller(runtime: ToolRuntime[Context, Any]) -> tuple[str, str | None]:
-    configurable = runtime.config.get("configurable") or {}
-    user_id = resolve_user_id(configurable, runtime.context)
-    return user_id, configurable.get("thread_id")
 
 
 @tool
@@ -38,8 +32,8 @@ async def search_memory(query: str, runtime: ToolRuntime[Context, Any]) -> str:
     Use it to answer "what do you remember about me?" (an empty query lists
     everything) and to find the id of a fact before forgetting or correcting it.
     """
-    user_id, _ = _caller(runtime)
-    store = require_store(runtime.store)
+    scope = tool_scope(runtime)
+    user_id, store = scope.user_id, scope.store
     items: list[Item] = (
         list(await memory.recall(store, user_id, query, limit=SEARCH_LIMIT))
         if query.strip()
@@ -56,8 +50,8 @@ async def forget_memory(fact_id: str, runtime: ToolRuntime[Context, Any]) -> str
 
     Only use it when the user asks you to forget or delete something.
     """
-    user_id, thread_id = _caller(runtime)
-    store = require_store(runtime.store)
+    scope = tool_scope(runtime)
+    user_id, thread_id, store = scope.user_id, scope.thread_id, scope.store
     entry = await memory.forget_memory(
         store, user_id, fact_id.strip(), actor=user_id, via="chat", thread_id=thread_id
     )
@@ -73,8 +67,8 @@ async def correct_memory(fact_id: str, corrected: str, runtime: ToolRuntime[Cont
     `corrected` is the whole fact as it should now read, one short sentence in the
     user's language. The old version is kept as history.
     """
-    user_id, thread_id = _caller(runtime)
-    store = require_store(runtime.store)
+    scope = tool_scope(runtime)
+    user_id, thread_id, store = scope.user_id, scope.thread_id, scope.store
     try:
         await memory.correct_memory(
             store,

@@ -27,7 +27,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item, SearchItem
+from langgraph.store.base import Item, SearchItem
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -36,47 +36,27 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from assistant import memory
-from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, USER_PERMISSION
-from assistant.context import Context
+from assistant.constants import CONSOLE_PATH
 from assistant.guard import Guard
-from assistant.identity import require_store
-from assistant.models import custom_auth_configured
+from assistant.scope import RunScope, request_scope
 
 __all__ = ["app"]
 
 CONSOLE_HTML = resources.files("assistant").joinpath("console.html").read_text(encoding="utf-8")
 """The page, read once at import (file reads inside a request would block the server)."""
 
-USER_PERMISSIONS = frozenset({USER_PERMISSION, ADMIN_PERMISSION})
-"""Permissions that may use the memory API (see `assistant.auth`)."""
 
+async def _scope(request: Request) -> RunScope:
+    """Who the request acts for, and the server's store.
 
-def _caller(request: Request) -> str:
-    """The user whose memory this request may touch."""
-    if custom_auth_configured():
-        user = request.scope.get("user")
-        permissions = set(getattr(request.scope.get("auth"), "scopes", []) or [])
-        identity = getattr(user, "identity", None)
-        if not identity or not permissions & USER_PERMISSIONS:
-            raise HTTPException(401, "Sign in: send 'Authorization: Bearer <token>'.")
-        return str(identity)
-    user_id = request.query_params.get("user_id") or Context().user_id
-    try:
-        return memory.validate_user_id(user_id)
-    except memory.InvalidUserIdError as error:
-        raise HTTPException(400, str(error)) from error
-
-
-async def _store() -> BaseStore:
-    """The server's store.
-
-    ``langgraph.config.get_store()`` would be the public way, but in langgraph-api 0.16.7
-    custom routes get a store captured before the server applied langgraph.json's store
-    config, which holds none of the data runs write. The server's own accessor is fresh.
+    ``langgraph.config.get_store()`` would be the public way to the store, but in
+    langgraph-api 0.16.7 custom routes get a store captured before the server applied
+    langgraph.json's store config, which holds none of the data runs write. The server's
+    own accessor is fresh.
     """
     from langgraph_api.store import get_store as server_store
 
-    return require_store(await server_store())
+    return request_scope(request, await server_store())
 
 
 def _fact(item: Item) -> dict[str, Any]:
@@ -88,13 +68,13 @@ def _fact(item: Item) -> dict[str, Any]:
 
 async def me(request: Request) -> JSONResponse:
     """Who the caller is."""
-    return JSONResponse({"user_id": _caller(request)})
+    return JSONResponse({"user_id": (await _scope(request)).user_id})
 
 
 async def list_facts(request: Request) -> JSONResponse:
     """The caller's facts, searched by ``query`` or all, optionally with superseded ones."""
-    user_id = _caller(request)
-    store = await _store()
+    scope = await _scope(request)
+    user_id, store = scope.user_id, scope.store
     query = request.query_params.get("query", "").strip()
     if query:
         items: list[Item] = list(await memory.recall(store, user_id, query, limit=20))
@@ -125,13 +105,14 @@ def _via(request: Request) -> str:
 
 async def correct_fact(request: Request) -> JSONResponse:
     """Replace a fact with the caller's corrected wording; the old one becomes history."""
-    user_id = _caller(request)
+    scope = await _scope(request)
+    user_id = scope.user_id
     content = (await _body(request)).get("content")
     if not isinstance(content, str) or not content.strip():
         raise HTTPException(400, "Send the corrected fact as {'content': '...'}.")
     try:
         key = await memory.correct_memory(
-            await _store(),
+            scope.store,
             user_id,
             request.path_params["key"],
             content,
@@ -147,9 +128,10 @@ async def correct_fact(request: Request) -> JSONResponse:
 
 async def forget_fact(request: Request) -> Response:
     """Delete a fact, recording who asked in the audit trail."""
-    user_id = _caller(request)
+    scope = await _scope(request)
+    user_id = scope.user_id
     entry = await memory.forget_memory(
-        await _store(), user_id, request.path_params["key"], actor=user_id, via=_via(request)
+        scope.store, user_id, request.path_params["key"], actor=user_id, via=_via(request)
     )
     if entry is None:
         raise HTTPException(404, "No such fact.")
@@ -158,15 +140,17 @@ async def forget_fact(request: Request) -> Response:
 
 async def list_episodes(request: Request) -> JSONResponse:
     """The caller's past conversations."""
-    user_id = _caller(request)
-    found = await (await _store()).asearch(memory.user_episodes_namespace(user_id), limit=200)
+    scope = await _scope(request)
+    user_id = scope.user_id
+    found = await scope.store.asearch(memory.user_episodes_namespace(user_id), limit=200)
     episodes = sorted((item.value for item in found), key=lambda v: v.get("ended_at", ""))
     return JSONResponse({"episodes": episodes[::-1]})
 
 
 async def list_audit(request: Request) -> JSONResponse:
     """The caller's audit trail, newest first."""
-    return JSONResponse({"audit": await memory.list_audit(await _store(), _caller(request))})
+    scope = await _scope(request)
+    return JSONResponse({"audit": await memory.list_audit(scope.store, scope.user_id)})
 
 
 async def console(request: Request) -> HTMLResponse:

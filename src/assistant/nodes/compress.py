@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from assistant import memory, models, prompts
 from assistant.context import Context
 from assistant.history import keep_recent_start, truncate_text
-from assistant.identity import require_store, run_thread_id, run_user_id
+from assistant.scope import node_scope
 from assistant.state import State, TurnMetrics
 from assistant.tokens import count_message_tokens, count_messages_tokens
 
@@ -77,13 +77,14 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 async def _save_episode(state: State, runtime: Runtime[Context], summary: str) -> None:
     """Keep the thread's latest summary as its episode, for recall from other threads."""
-    thread_id = run_thread_id(runtime)
+    scope = node_scope(runtime)
+    thread_id = scope.thread_id
     if not thread_id:
         return
     try:
         await memory.save_episode(
-            require_store(runtime.store),
-            run_user_id(runtime),
+            scope.store,
+            scope.user_id,
             thread_id=thread_id,
             summary=summary,
             started_at=state.get("started_at"),

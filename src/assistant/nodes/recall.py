@@ -13,7 +13,7 @@ from langgraph.store.base import SearchItem
 from assistant import memory
 from assistant.context import Context
 from assistant.history import truncate_text
-from assistant.identity import require_store, run_thread_id, run_user_id
+from assistant.scope import node_scope
 from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
 from assistant.tokens import count_text_tokens
 
@@ -39,12 +39,10 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     longer in the thread (the run was rolled back), the change is undone
     (`assistant.memory.turns`). It also resets fields a broken checkpoint holds.
     """
-    context = runtime.context or Context()
-    user_id = run_user_id(runtime)
-    store = require_store(runtime.store)
+    scope = node_scope(runtime)
+    context, user_id, store, thread_id = scope.context, scope.user_id, scope.store, scope.thread_id
     latest = _latest_user_message(state)
     query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
-    thread_id = run_thread_id(runtime)
     profile: list[RecalledFact] = []
     facts: list[RecalledFact] = []
     episodes: list[RecalledEpisode] = []

@@ -25,8 +25,8 @@ from langgraph.store.base import BaseStore, Item
 from assistant import memory, models, prompts, providers
 from assistant.context import Context
 from assistant.history import truncate_text
-from assistant.identity import require_store, run_thread_id, run_user_id
 from assistant.memory import CATEGORIES, MemoryOperation, MemoryOperations
+from assistant.scope import node_scope
 from assistant.state import State, TurnMetrics
 
 logger = logging.getLogger(__name__)
@@ -153,10 +153,8 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     turn = state.get("metrics", {}).get("message_id", "")
     if not isinstance(latest, HumanMessage) or not worth_extracting(latest.text):
         return {"metrics": TurnMetrics(message_id=turn, extraction="skipped")}
-    context = runtime.context or Context()
-    user_id = run_user_id(runtime)
-    store = require_store(runtime.store)
-    thread_id = run_thread_id(runtime)
+    scope = node_scope(runtime)
+    context, user_id, store, thread_id = scope.context, scope.user_id, scope.store, scope.thread_id
     try:
         known = await known_facts(store, user_id, latest.text)
         operations = await asyncio.wait_for(
