@@ -1,6 +1,7 @@
 from langchain_core.messages import AIMessage, HumanMessage
 
-from assistant.nodes.compress import fold_end, format_transcript
+from assistant.history import format_transcript
+from assistant.nodes.compress import fold_end
 
 
 def turns(count: int, size: int) -> list:

@@ -51,6 +51,7 @@ from assistant.memory import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
     InvalidUserIdError,
+    is_users_own_namespace,
     validate_user_id,
 )
 from assistant.models import AuthSettings, get_auth_settings
@@ -59,9 +60,6 @@ from assistant.policy import RunSettingError, check_run_context, parse_run_setti
 logger = logging.getLogger(__name__)
 
 __all__ = ["ADMIN_PERMISSION", "auth", "authenticate_token", "check_run_request"]
-
-USER_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
-"""Store namespaces a user may reach over HTTP, each followed by their own id."""
 
 MIN_SECRET_BYTES = 32
 """Shortest ASSISTANT_JWT_SECRET accepted (RFC 7518 asks for a key as long as the hash)."""
@@ -327,7 +325,7 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
         return True
     namespace = tuple(value.get("namespace") or ())
     identity = _identity(ctx)
-    if len(namespace) == 2 and namespace[0] in USER_NAMESPACES and namespace[1] == identity:
+    if is_users_own_namespace(namespace, identity):
         return True
     raise _forbidden(
         f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "

@@ -1,20 +1,39 @@
 """Wiring only: recall, then respond and remember in parallel, then compress if needed.
 
-START → recall ─┬─→ respond ─→ (compress?) → END
-└─→ remember ─────────────→ END
+START → recall ─┬─→ respond ─→ (use_tools → respond)* ─→ (compress?) → END
+                └─→ remember ─────────────────────────────────────────→ END
 """
 
+from typing import Literal
+
+from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
 
 from assistant.context import Context
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
-from assistant.nodes.respond import after_respond, respond
+from assistant.nodes.respond import respond
 from assistant.scope import warn_if_unauthenticated
 from assistant.state import InputState, State
+from assistant.tokens import count_messages_tokens
 from assistant.tools import MEMORY_TOOLS
+
+
+def after_respond(
+    state: State, runtime: Runtime[Context]
+) -> Literal["use_tools", "compress", "__end__"]:
+    """Run the tools the model called; else compress when the messages are over budget."""
+    messages = state.get("messages", [])
+    if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
+        return "use_tools"
+    context = runtime.context or Context()
+    if count_messages_tokens(messages) > context.max_context_tokens:
+        return "compress"
+    return "__end__"
+
 
 builder = StateGraph(State, input_schema=InputState, context_schema=Context)
 builder.add_node(recall)

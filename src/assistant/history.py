@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from assistant.tokens import count_message_tokens, count_text_tokens
 
@@ -69,3 +69,36 @@ def truncate_text(text: str, max_tokens: int, *, marker: str = "\n[…]\n") -> s
         else:
             high = mid - 1
     return text[:low] + marker + text[len(text) - low :] if low else marker.strip()
+
+
+MAX_TOKENS_PER_FOLDED_MESSAGE = 1000
+"""Each message is shortened to this in a transcript for the summariser."""
+
+
+def format_transcript(messages: Sequence[BaseMessage]) -> str:
+    """Render messages as ``Role: text`` lines for the summariser, each one capped.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> print(format_transcript([HumanMessage("I live in Hangzhou"), AIMessage("Noted!")]))
+    User: I live in Hangzhou
+    Assistant: Noted!
+    """
+    lines: list[str] = []
+    for message in messages:
+        text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            names = ", ".join(call["name"] for call in message.tool_calls)
+            text = f"{text} [called tools: {names}]".strip()
+        if text:
+            lines.append(f"{_role(message)}: {text}")
+    return "\n".join(lines)
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "User"
+    if isinstance(message, AIMessage):
+        return "Assistant"
+    if isinstance(message, ToolMessage):
+        return "Tool"
+    return message.type.capitalize()

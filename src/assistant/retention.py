@@ -34,10 +34,9 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from assistant import models, prompts
-from assistant.history import truncate_text
-from assistant.memory import EPISODES_NAMESPACE, FACTS_NAMESPACE
+from assistant.history import format_transcript, truncate_text
+from assistant.memory import FACTS_NAMESPACE, InvalidUserIdError, user_episodes_namespace
 from assistant.models import get_client_settings
-from assistant.nodes.compress import format_transcript
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
 
@@ -103,7 +102,10 @@ async def save_idle_episodes(
         messages = convert_to_messages(values.get("messages") or [])
         if not owner or len(messages) < 2:
             continue
-        namespace = [EPISODES_NAMESPACE, str(owner)]
+        try:
+            namespace = list(user_episodes_namespace(str(owner)))
+        except InvalidUserIdError:
+            continue  # not a user of this assistant (e.g. the maintenance identity)
         thread_id = str(thread["thread_id"])
         existing = await client.store.get_item(namespace, thread_id)
         updated = _parse_time(thread.get("updated_at"))

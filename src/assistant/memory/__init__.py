@@ -15,12 +15,7 @@ from langgraph.store.base import BaseStore, SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from assistant.compat import patch_inmemory_store
-from assistant.memory.audit import (
-    AUDIT_NAMESPACE,
-    list_audit,
-    record_audit,
-    user_audit_namespace,
-)
+from assistant.memory.audit import list_audit, record_audit
 from assistant.memory.consolidate import (
     CATEGORIES,
     ConsolidationReport,
@@ -42,10 +37,13 @@ from assistant.memory.facts import (
 )
 from assistant.memory.index import WEIGHTS, FusionWeights, hybrid_search, pinned_facts, warm_index
 from assistant.memory.namespaces import (
+    AUDIT_NAMESPACE,
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
     TURNS_NAMESPACE,
     InvalidUserIdError,
+    is_users_own_namespace,
+    user_audit_namespace,
     user_episodes_namespace,
     user_facts_namespace,
     user_turns_namespace,
@@ -76,6 +74,7 @@ __all__ = [
     "find_duplicate",
     "forget_memory",
     "get_memory",
+    "is_users_own_namespace",
     "list_audit",
     "list_memories",
     "make_store",

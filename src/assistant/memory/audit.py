@@ -18,23 +18,11 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory.facts import now_iso
-from assistant.memory.namespaces import validate_user_id
+from assistant.memory.namespaces import user_audit_namespace
 
-__all__ = ["AUDIT_NAMESPACE", "list_audit", "record_audit", "user_audit_namespace"]
-
-AUDIT_NAMESPACE = "user_audit"
-"""First label of every namespace that holds a user's audit trail."""
+__all__ = ["list_audit", "record_audit"]
 
 LIST_LIMIT = 1000
-
-
-def user_audit_namespace(user_id: str) -> tuple[str, str]:
-    """The namespace that holds ``user_id``'s audit trail.
-
-    >>> user_audit_namespace("alice")
-    ('user_audit', 'alice')
-    """
-    return (AUDIT_NAMESPACE, validate_user_id(user_id))
 
 
 async def record_audit(

@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "AUDIT_NAMESPACE",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
     "TURNS_NAMESPACE",
+    "USER_API_NAMESPACES",
+    "is_users_own_namespace",
+    "user_audit_namespace",
     "InvalidUserIdError",
     "user_episodes_namespace",
     "user_facts_namespace",
@@ -20,6 +24,14 @@ FACTS_NAMESPACE = "user_facts"
 
 EPISODES_NAMESPACE = "user_episodes"
 """First label of every namespace that holds a user's conversation episodes."""
+
+AUDIT_NAMESPACE = "user_audit"
+"""First label of every namespace that holds a user's audit trail."""
+
+USER_API_NAMESPACES = frozenset({FACTS_NAMESPACE, EPISODES_NAMESPACE})
+"""The namespaces a user may reach through the server's HTTP store API, each followed by
+their own id. The audit trail and the bookkeeping below are written only by the graph and
+the memory routes."""
 
 TURNS_NAMESPACE = "memory_turns"
 """First label of every namespace that holds a user's unsettled turns (see `memory.turns`)."""
@@ -76,3 +88,28 @@ def user_turns_namespace(user_id: str) -> tuple[str, str]:
     ('memory_turns', 'alice')
     """
     return (TURNS_NAMESPACE, validate_user_id(user_id))
+
+
+def user_audit_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds ``user_id``'s audit trail.
+
+    >>> user_audit_namespace("alice")
+    ('user_audit', 'alice')
+    """
+    return (AUDIT_NAMESPACE, validate_user_id(user_id))
+
+
+def is_users_own_namespace(namespace: tuple[str, ...], user_id: str) -> bool:
+    """Whether a caller signed in as ``user_id`` may use ``namespace`` over the store API.
+
+    Exactly ``("user_facts", user_id)`` or ``("user_episodes", user_id)``: not a prefix, not
+    a deeper namespace, not anyone else's.
+
+    >>> is_users_own_namespace(("user_facts", "alice"), "alice")
+    True
+    >>> [is_users_own_namespace(ns, "alice") for ns in
+    ...  [("user_facts",), ("user_facts", "bob"), ("user_facts", "alice", "x"),
+    ...   ("user_audit", "alice")]]
+    [False, False, False, False]
+    """
+    return len(namespace) == 2 and namespace[0] in USER_API_NAMESPACES and namespace[1] == user_id

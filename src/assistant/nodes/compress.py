@@ -4,34 +4,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from assistant import memory, models, prompts
 from assistant.context import Context
-from assistant.history import keep_recent_start, truncate_text
+from assistant.history import (
+    MAX_TOKENS_PER_FOLDED_MESSAGE,
+    format_transcript,
+    keep_recent_start,
+    truncate_text,
+)
 from assistant.scope import node_scope
 from assistant.state import State, TurnMetrics
 from assistant.tokens import count_message_tokens, count_messages_tokens
 
 logger = logging.getLogger(__name__)
 
-MAX_TOKENS_PER_FOLDED_MESSAGE = 1000
-"""Each folded message is shortened to this before it goes to the summariser."""
-
 MAX_FOLD_INPUT_TOKENS = 12_000
 """Upper bound on the folded transcript sent to the summariser in one call."""
-
-
-def should_compress(state: State, runtime: Runtime[Context]) -> Literal["compress", "__end__"]:
-    """Route to `compress` when the thread's messages exceed ``max_context_tokens``."""
-    context = runtime.context or Context()
-    if count_messages_tokens(state.get("messages", [])) > context.max_context_tokens:
-        return "compress"
-    return "__end__"
 
 
 async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -109,32 +103,3 @@ def fold_end(messages: Sequence[BaseMessage], *, max_tokens: int) -> int:
             end = index
         total += min(count_message_tokens(message), MAX_TOKENS_PER_FOLDED_MESSAGE)
     return len(messages) if total <= max_tokens or not end else end
-
-
-def format_transcript(messages: Sequence[BaseMessage]) -> str:
-    """Render messages as ``Role: text`` lines for the summariser, each one capped.
-
-    >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> print(format_transcript([HumanMessage("I live in Hangzhou"), AIMessage("Noted!")]))
-    User: I live in Hangzhou
-    Assistant: Noted!
-    """
-    lines: list[str] = []
-    for message in messages:
-        text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            names = ", ".join(call["name"] for call in message.tool_calls)
-            text = f"{text} [called tools: {names}]".strip()
-        if text:
-            lines.append(f"{_role(message)}: {text}")
-    return "\n".join(lines)
-
-
-def _role(message: BaseMessage) -> str:
-    if isinstance(message, HumanMessage):
-        return "User"
-    if isinstance(message, AIMessage):
-        return "Assistant"
-    if isinstance(message, ToolMessage):
-        return "Tool"
-    return message.type.capitalize()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
 
 from langchain_core.messages import (
     AIMessage,
@@ -18,7 +17,6 @@ from langgraph.runtime import Runtime
 
 from assistant import models, providers
 from assistant.context import Context
-from assistant.nodes.compress import should_compress
 from assistant.prompting import fit_prompt, skip_unanswered
 from assistant.state import State, TurnMetrics
 from assistant.tokens import count_messages_tokens
@@ -101,16 +99,6 @@ def tool_rounds(messages: Sequence[BaseMessage]) -> int:
         if isinstance(message, AIMessage) and message.tool_calls:
             rounds += 1
     return rounds
-
-
-def after_respond(
-    state: State, runtime: Runtime[Context]
-) -> Literal["use_tools", "compress", "__end__"]:
-    """Run the tools the model called; else compress when over budget; else finish."""
-    messages = state.get("messages", [])
-    if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
-        return "use_tools"
-    return should_compress(state, runtime)
 
 
 def _is_blank(message: BaseMessage) -> bool:
