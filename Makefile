@@ -6,7 +6,7 @@ PORT ?= 2025
 RUNS ?= 10
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
 
-.PHONY: install dev demo test lint format clean
+.PHONY: install dev demo test bench lint format clean
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,11 @@ test: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+## Rerun every benchmark and write its figures into README.md (minutes; needs the peers).
+bench: install
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/figures.py
 
 lint: install
 	$(BIN)/ruff check .

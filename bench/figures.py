@@ -1,0 +1,197 @@
+"""Regenerate every benchmark figure in the README from the current code, or check them.
+
+``python bench/figures.py`` (``make bench``) runs each benchmark in `BENCHES`, writes its
+output into the README between ``<!-- bench:NAME ... -->`` and ``<!-- /bench:NAME -->``
+with the commit it ran on, and, for the deterministic ones, runs a small fixed slice and
+keeps its output in ``bench/expected/NAME.txt``, with that output's digest in the README
+marker.
+
+``python bench/figures.py --check`` (run by the test suite) only runs the slices. It fails
+when a slice prints something else than its expected file, or when the README's marker
+names another digest: the code changed what the benchmark prints, or the README was not
+regenerated with it. Timing benchmarks are regenerated but never checked.
+
+``--only NAME[,NAME]`` limits either mode to some benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import hashlib
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+EXPECTED = ROOT / "bench" / "expected"
+
+VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+)")
+"""Lines that vary between runs of a deterministic benchmark (timings, progress)."""
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One benchmark as the README shows it."""
+
+    name: str
+    """Its README marker."""
+    command: tuple[str, ...]
+    """The full run whose output the README shows (script and arguments)."""
+    slice: tuple[str, ...] | None = None
+    """A small deterministic run checked in CI; None for a timing benchmark."""
+    keep: tuple[str, ...] = ()
+    """Show only the paragraphs of the output whose first line starts with one of these;
+    empty shows it all."""
+
+
+BENCHES: tuple[Bench, ...] = (
+    Bench(
+        "tokens",
+        ("bench/tokens.py",),
+        ("bench/tokens.py", "--turns", "60", "--variants", "ours,full"),
+        keep=("Reply-call prompt tokens", "Goals"),
+    ),
+    Bench(
+        "calls",
+        ("bench/calls.py", "--experiment", "none"),
+        ("bench/calls.py", "--turns", "60", "--experiment", "none"),
+        keep=("Per user turn", "Goal"),
+    ),
+    Bench("gate", ("bench/calls.py", "--gate-only"), ("bench/calls.py", "--gate-only")),
+)
+
+
+def run(arguments: tuple[str, ...]) -> str:
+    """The stdout of ``python ARGUMENTS`` from the repository root; fails loudly."""
+    done = subprocess.run(
+        [sys.executable, *arguments], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(arguments)} failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def stable(output: str) -> str:
+    """``output`` without the lines that vary from run to run."""
+    return "".join(line for line in output.splitlines(True) if not VOLATILE.match(line))
+
+
+def paragraphs(output: str, keep: tuple[str, ...]) -> str:
+    """The paragraphs of ``output`` whose first line starts with one of ``keep``."""
+    if not keep:
+        return output
+    chosen = [
+        part
+        for part in re.split(r"\n\s*\n", output)
+        if part.strip() and part.lstrip().startswith(keep)
+    ]
+    return "\n\n".join(part.strip("\n") for part in chosen) + "\n"
+
+
+def digest(text: str) -> str:
+    """A short digest of a slice's output, as the README marker names it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def commit() -> str:
+    """The current commit, marked ``+changes`` when the tree has uncommitted edits."""
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return f"{sha}+changes" if dirty else sha
+
+
+def block(name: str, text: str) -> re.Match[str]:
+    """The README block of benchmark ``name`` (it must exist)."""
+    pattern = rf"<!-- bench:{name}(?P<attrs>[^>]*)-->\n(?P<body>.*?)<!-- /bench:{name} -->"
+    match = re.search(pattern, text, re.DOTALL)
+    if match is None:
+        raise SystemExit(f"README.md has no <!-- bench:{name} --> ... <!-- /bench:{name} --> block")
+    return match
+
+
+def regenerate(benches: list[Bench]) -> None:
+    """Run every benchmark and rewrite its README block and expected slice."""
+    EXPECTED.mkdir(exist_ok=True)
+    text = README.read_text(encoding="utf-8")
+    sha = commit()
+    for bench in benches:
+        print(f"running {' '.join(bench.command)} ...", flush=True)
+        output = paragraphs(stable(run(bench.command)), bench.keep).rstrip() + "\n"
+        attrs = f" commit={sha}"
+        if bench.slice is not None:
+            sliced = stable(run(bench.slice))
+            (EXPECTED / f"{bench.name}.txt").write_text(sliced, encoding="utf-8")
+            attrs += f" slice={digest(sliced)}"
+        shown = f"`python {' '.join(bench.command)}` at commit {sha}:\n\n```text\n{output}```\n"
+        match = block(bench.name, text)
+        text = (
+            text[: match.start()]
+            + f"<!-- bench:{bench.name}{attrs} -->\n{shown}<!-- /bench:{bench.name} -->"
+            + text[match.end() :]
+        )
+    README.write_text(text, encoding="utf-8")
+
+
+def check(benches: list[Bench]) -> list[str]:
+    """The problems found: slices whose output or README digest is out of date."""
+    problems: list[str] = []
+    text = README.read_text(encoding="utf-8")
+    for bench in benches:
+        if bench.slice is None:
+            continue
+        expected_path = EXPECTED / f"{bench.name}.txt"
+        expected = expected_path.read_text(encoding="utf-8") if expected_path.exists() else ""
+        actual = stable(run(bench.slice))
+        if actual != expected:
+            diff = "".join(
+                difflib.unified_diff(
+                    expected.splitlines(True),
+                    actual.splitlines(True),
+                    f"bench/expected/{bench.name}.txt",
+                    f"python {' '.join(bench.slice)}",
+                )
+            )
+            problems.append(f"{bench.name}: the benchmark now prints something else\n{diff}")
+        marked = re.search(r"slice=(\w+)", block(bench.name, text)["attrs"])
+        if marked is None or marked.group(1) != digest(actual):
+            problems.append(
+                f"{bench.name}: README.md shows figures from other code "
+                f"(slice={marked.group(1) if marked else None}, now {digest(actual)})"
+            )
+    return problems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check the slices")
+    parser.add_argument("--only", default="", help="comma-separated benchmark names")
+    args = parser.parse_args()
+    names = {name.strip() for name in args.only.split(",") if name.strip()}
+    unknown = names - {bench.name for bench in BENCHES}
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    benches = [bench for bench in BENCHES if not names or bench.name in names]
+    if args.check:
+        problems = check(benches)
+        for problem in problems:
+            print(problem)
+        if problems:
+            raise SystemExit("Benchmark figures are stale: run `make bench` and commit the result.")
+        print(f"benchmark figures up to date: {', '.join(b.name for b in benches if b.slice)}")
+        return
+    regenerate(benches)
+
+
+if __name__ == "__main__":
+    main()
