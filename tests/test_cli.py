@@ -1,6 +1,6 @@
 """The `assistant` command line, offline: parsing, prompts, errors and the chat loop.
 
-The network is the one thing faked: `assistant.cli.http_transport` returns an
+The network is the one thing faked: `assistant.cli.client.http_transport` returns an
 ``httpx.MockTransport`` over `FakeServer`, an in-memory stand-in for the server's
 ``/memory/*`` API and the thread and run endpoints that langgraph-sdk calls. The real
 server is exercised in ``tests/e2e/test_cli_e2e.py``; "server down" here is a real
@@ -195,7 +195,7 @@ def _no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> FakeServer:
     fake = FakeServer()
-    monkeypatch.setattr(cli, "http_transport", lambda: httpx.MockTransport(fake.handle))
+    monkeypatch.setattr(cli.client, "http_transport", lambda: httpx.MockTransport(fake.handle))
     return fake
 
 

@@ -1,0 +1,191 @@
+"""The interactive chat loop (``assistant chat``) and its slash commands."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from rich.text import Text
+
+from assistant.cli.client import CliError, RunFailedError, Server, explain
+from assistant.cli.render import err, escape_markup, facts_table, out, threads_table
+
+CHAT_HELP = (
+    "/new starts a thread, /threads lists yours, /memories lists what I remember, "
+    "/forget <text> forgets a fact, /quit (or Ctrl-D) leaves."
+)
+
+
+def best_match(server: Server, target: str) -> dict[str, Any]:
+    """The fact ``target`` names: by key (or a key prefix of 8+), else the best text match.
+
+    A target that looks like a key is only ever a key, so a mistyped key never deletes
+    whichever fact happens to match best. Keys reach superseded facts too (an old address
+    can be forgotten); text matches only current ones, as recall does.
+
+    Raises:
+        CliError: The user has no fact that matches.
+    """
+    target = target.strip()
+    if not target:
+        raise CliError("Say which fact: a key from `assistant memories list`, or some of its text.")
+    if len(target) >= 8 and all(c in "0123456789abcdef" for c in target.lower()):
+        facts = server.facts(include_superseded=True)
+        keyed = [fact for fact in facts if str(fact.get("key", "")).startswith(target.lower())]
+        if len(keyed) != 1:
+            found = "matches several facts" if keyed else "matches no fact"
+            raise CliError(f"The key {target!r} {found} (see `assistant memories list`).")
+        return keyed[0]
+    matches = server.facts(query=target)
+    if not matches:
+        raise CliError(f"No stored fact matches {target!r} for user {server.user_id!r}.")
+    return matches[0]
+
+
+# --------------------------------------------------------------------------- chat
+
+
+def read_line(prompt: str) -> str:
+    """One line of input after ``prompt`` (Rich markup); raises EOFError at end of input.
+
+    Input that does not come from a terminal (a pipe, a test) is echoed after the prompt,
+    so the transcript reads like a conversation.
+    """
+    line = out.input(prompt)
+    if not sys.stdin.isatty():
+        out.print(line, markup=False)
+    return line
+
+
+@dataclass(kw_only=True)
+class ChatSession:
+    """The chat loop: read a line, stream the reply, show what memory did; or run a command."""
+
+    server: Server
+    """The server to talk to."""
+    thread_id: str
+    """The thread messages go to; ``/new`` replaces it."""
+
+    def run(self) -> None:
+        """Chat until ``/quit``, Ctrl-D or Ctrl-C at the prompt."""
+        banner = Text(f"Chatting as {self.server.user_id}", style="bold")
+        banner.append(f" in thread {self.thread_id} on {self.server.connection.url}.\n")
+        banner.append(CHAT_HELP, style="dim")
+        out.print(banner)
+        while True:
+            try:
+                line = read_line("[bold cyan]you>[/] ").strip()
+            except (EOFError, KeyboardInterrupt):
+                out.print()
+                return
+            if not line:
+                continue
+            try:
+                if line.startswith("/"):
+                    if not self.command(line):
+                        return
+                else:
+                    self.turn(line)
+            except httpx.HTTPStatusError as error:
+                connection = self.server.connection
+                reason = explain(error, url=connection.url, token=connection.token)
+                err.print(f"[red]{escape_markup(reason)}[/]")
+            except CliError as error:
+                err.print(f"[red]{escape_markup(str(error))}[/]")
+
+    def turn(self, text: str) -> None:
+        """Send one message, print the reply as it streams, then the facts it drew on."""
+        out.print("[bold green]assistant>[/] ", end="")
+        try:
+            for piece in self.server.stream_reply(self.thread_id, text):
+                out.print(piece, end="", markup=False)
+        except KeyboardInterrupt:
+            out.print("\n[dim](stopped)[/]")
+            return
+        except RunFailedError as error:
+            out.print()
+            err.print(f"[red]The run failed: {escape_markup(str(error))}[/]")
+            return
+        out.print()
+        self.show_memory()
+
+    def show_memory(self) -> None:
+        """The facts recalled into this turn's prompt, and what the turn stored (dimmed)."""
+        values = self.server.thread_values(self.thread_id)
+        recalled = [*(values.get("profile") or []), *(values.get("recalled") or [])]
+        contents = [str(fact.get("content", "")) for fact in recalled]
+        out.print(Text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
+        metrics = values.get("metrics") or {}
+        if metrics.get("extraction") == "failed":
+            err.print(
+                Text(
+                    "  memory: nothing was saved from this message (extraction failed; "
+                    "the server log says why)",
+                    style="yellow",
+                )
+            )
+        messages = values.get("messages") or []
+        last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+        warning = (last.get("response_metadata") or {}).get("memory_warning")
+        if warning:
+            err.print(Text(f"  warning: {warning}", style="yellow"))
+        changed = {
+            label: list(metrics.get(name) or [])
+            for name, label in (
+                ("added", "remembered"),
+                ("updated", "updated"),
+                ("superseded", "replaced"),
+            )
+        }
+        if any(changed.values()):
+            facts = {f["key"]: f for f in self.server.facts(include_superseded=True)}
+            for label, keys in changed.items():
+                if keys:
+                    texts = [str(facts.get(key, {}).get("content", key)) for key in keys]
+                    out.print(Text(f"  {label}: {' · '.join(texts)}", style="dim"))
+
+    def command(self, line: str) -> bool:
+        """Run one ``/command``; False means leave the chat."""
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/new":
+            self.thread_id = self.server.new_thread()
+            out.print(f"New thread {self.thread_id}.", markup=False)
+        elif name == "/threads":
+            threads = self.server.threads()
+            out.print(threads_table(threads, current=self.thread_id) if threads else "No threads.")
+        elif name == "/memories":
+            facts = self.server.facts()
+            title = f"What I remember about {self.server.user_id}"
+            out.print(facts_table(facts, title=title) if facts else "Nothing remembered yet.")
+        elif name == "/forget":
+            self.forget(rest)
+        elif name == "/help":
+            out.print(CHAT_HELP)
+        else:
+            out.print(f"Unknown command {name!r}. {CHAT_HELP}", markup=False)
+        return True
+
+    def forget(self, text: str) -> None:
+        """Find the fact ``text`` describes, ask, and forget it."""
+        if not text:
+            out.print("Say what to forget: /forget <some of the fact's text>.")
+            return
+        fact = best_match(self.server, text)
+        content = str(fact.get("content", ""))
+        try:
+            answer = read_line(f"Forget {escape_markup(repr(content))}? \\[y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            out.print("Kept it.")
+            return
+        self.server.forget(str(fact["key"]))
+        out.print(Text(f"Forgotten: {content}"))
+
+
+# --------------------------------------------------------------------------- commands

@@ -1,0 +1,263 @@
+"""The ``assistant`` commands (Typer): chat, memories and threads."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import httpx
+import typer
+from rich.panel import Panel
+from rich.text import Text
+from typer.core import TyperGroup
+
+from assistant.cli.chat import ChatSession, best_match
+from assistant.cli.client import CliError, Connection, Server, explain
+from assistant.cli.render import (
+    err,
+    escape_markup,
+    facts_table,
+    metrics_table,
+    out,
+    print_messages,
+    threads_table,
+)
+
+
+def _fail(message: str) -> NoReturn:
+    err.print(f"[bold red]Error:[/] {escape_markup(message)}")
+    raise typer.Exit(1)
+
+
+class _ReportErrors(TyperGroup):
+    """Turns expected failures into a one-line message and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CliError as error:
+            _fail(str(error))
+        except httpx.HTTPError as error:
+            connection = ctx.obj if isinstance(ctx.obj, Connection) else Connection.from_env()
+            _fail(explain(error, url=connection.url, token=connection.token))
+
+
+# --------------------------------------------------------------------------- the server
+
+
+app = typer.Typer(
+    cls=_ReportErrors,
+    name="assistant",
+    help="Chat with the memory assistant and manage what it remembers about you.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,  # locals would include the token
+    add_completion=False,
+)
+memories_app = typer.Typer(help="List, search, forget and export your facts.", no_args_is_help=True)
+threads_app = typer.Typer(help="List, show and delete your threads.", no_args_is_help=True)
+app.add_typer(memories_app, name="memories")
+app.add_typer(threads_app, name="threads")
+
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        "-u",
+        help="Your user id on a server without auth; with auth, the token decides.",
+        show_default=False,
+    ),
+]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+@app.callback()
+def connect(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="Server URL; default ASSISTANT_URL, else http://127.0.0.1:2025.",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(help="Bearer token; default ASSISTANT_TOKEN.", show_default=False),
+    ] = None,
+    user: UserOption = None,
+) -> None:
+    """Chat with the memory assistant and manage what it remembers about you."""
+    defaults = Connection.from_env()
+    ctx.obj = Connection(
+        url=(url or defaults.url).rstrip("/"),
+        token=defaults.token if token is None else token,
+        user=user,
+    )
+
+
+def _server(ctx: typer.Context, user: str | None) -> Server:
+    """The server from the global options; a command's ``--user`` wins over the global one."""
+    connection = ctx.find_root().obj
+    assert isinstance(connection, Connection)
+    if user:
+        connection = Connection(url=connection.url, token=connection.token, user=user)
+    server = Server(connection=connection)
+    ctx.call_on_close(server.close)
+    return server
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    user: UserOption = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", "-t", help="Continue this thread.", show_default=False)
+    ] = None,
+    new: Annotated[bool, typer.Option("--new", help="Start a new thread (the default).")] = False,
+) -> None:
+    """Talk to the assistant; it remembers you across threads.
+
+    In the chat: /new, /threads, /memories, /forget <text>, /quit (or Ctrl-D).
+    """
+    if thread and new:
+        raise typer.BadParameter("pass --thread ID or --new, not both.", param_hint="--thread")
+    server = _server(ctx, user)
+    thread_id = str(server.thread(thread)["thread_id"]) if thread else server.new_thread()
+    ChatSession(server=server, thread_id=thread_id).run()
+
+
+@memories_app.command("list")
+def memories_list(
+    ctx: typer.Context,
+    user: UserOption = None,
+    all_: Annotated[
+        bool, typer.Option("--all", "-a", help="Include superseded facts, with their history.")
+    ] = False,
+) -> None:
+    """List your facts."""
+    server = _server(ctx, user)
+    facts = server.facts(include_superseded=all_)
+    if not facts:
+        out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
+        return
+    out.print(facts_table(facts, title=f"Facts about {server.user_id}", history=all_))
+
+
+@memories_app.command("search")
+def memories_search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for, in any language.")],
+    user: UserOption = None,
+) -> None:
+    """Search your facts, best match first."""
+    server = _server(ctx, user)
+    facts = server.facts(query=query)
+    if not facts:
+        out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
+        return
+    out.print(facts_table(facts, title=f"Facts matching {query!r}"))
+
+
+@memories_app.command("forget")
+def memories_forget(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(help="A fact's key, or some of its text.")],
+    user: UserOption = None,
+    yes: YesOption = False,
+) -> None:
+    """Forget one fact, by key or by its best match for some text."""
+    server = _server(ctx, user)
+    fact = best_match(server, target)
+    content = str(fact.get("content", ""))
+    if not yes and not typer.confirm(f"Forget {content!r}?", default=False):
+        out.print("Kept it.")
+        return
+    server.forget(str(fact["key"]))
+    out.print(Text(f"Forgotten: {content}"))
+
+
+@memories_app.command("export")
+def memories_export(
+    ctx: typer.Context,
+    user: UserOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", dir_okay=False, help="Write here instead of stdout."),
+    ] = None,
+) -> None:
+    """Export your facts (superseded ones too), episodes and audit trail as JSON."""
+    server = _server(ctx, user)
+    export = {
+        "user_id": server.user_id,
+        "server": server.connection.url,
+        "exported_at": datetime.now(UTC).isoformat(),
+        "facts": server.facts(include_superseded=True),
+        "episodes": server.episodes(),
+        "audit": server.audit(),
+    }
+    text = json.dumps(export, ensure_ascii=False, indent=2)
+    if output is None:
+        typer.echo(text)
+        return
+    output.write_text(text + "\n", encoding="utf-8")
+    out.print(
+        f"Wrote {len(export['facts'])} facts, {len(export['episodes'])} episodes and "
+        f"{len(export['audit'])} audit entries to {output}.",
+        markup=False,
+    )
+
+
+@threads_app.command("list")
+def threads_list(
+    ctx: typer.Context,
+    user: UserOption = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many to show.")] = 20,
+) -> None:
+    """List your threads, most recent first."""
+    server = _server(ctx, user)
+    threads = server.threads(limit=limit)
+    out.print(
+        threads_table(threads) if threads else f"No threads for {server.user_id!r}.", markup=False
+    )
+
+
+@threads_app.command("show")
+def threads_show(
+    ctx: typer.Context,
+    thread_id: Annotated[str, typer.Argument(help="The thread's id.")],
+    user: UserOption = None,
+) -> None:
+    """Show a thread's messages, its running summary and its last turn's metrics."""
+    server = _server(ctx, user)
+    server.thread(thread_id)
+    values = server.thread_values(thread_id)
+    out.print(Text(f"Thread {thread_id}", style="bold"))
+    print_messages(list(values.get("messages") or []))
+    if summary := str(values.get("summary") or ""):
+        out.print(Panel(Text(summary), title="Summary of earlier messages", title_align="left"))
+    if metrics := values.get("metrics"):
+        out.print(metrics_table(metrics))
+
+
+@threads_app.command("delete")
+def threads_delete(
+    ctx: typer.Context,
+    thread_id: Annotated[str, typer.Argument(help="The thread's id.")],
+    user: UserOption = None,
+    yes: YesOption = False,
+) -> None:
+    """Delete a thread and its messages (facts learned in it stay)."""
+    server = _server(ctx, user)
+    server.thread(thread_id)
+    if not yes and not typer.confirm(f"Delete thread {thread_id}?", default=False):
+        out.print("Kept it.")
+        return
+    server.delete_thread(thread_id)
+    out.print(f"Deleted thread {thread_id}.", markup=False)
+
+
+def main() -> None:
+    """Entry point of the ``assistant`` console script."""
+    app()
