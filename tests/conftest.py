@@ -151,8 +151,9 @@ class RecordingChatModel(GenericFakeChatModel):
     """The script (see `Script`); consumed one item per call."""
     structured: Iterator[Any] | None = None
     """Script for structured-output calls only; None means they share ``messages``."""
-    structured_delay_s: float = 0.0
-    """Seconds a structured-output call sleeps (async) before answering."""
+    structured_gate: asyncio.Event | None = None
+    """When set, a structured-output call waits for this event before it answers: a slow
+    extractor, without a clock."""
 
     def _generate(
         self,
@@ -215,8 +216,8 @@ class RecordingChatModel(GenericFakeChatModel):
             return schema.model_validate_json(reply.text)
 
         async def aanswer(model_input: LanguageModelInput) -> BaseModel:
-            if self.structured_delay_s:
-                await asyncio.sleep(self.structured_delay_s)
+            if self.structured_gate is not None:
+                await self.structured_gate.wait()
             return answer(model_input)
 
         return RunnableLambda(answer, afunc=aanswer, name="structured_output")

@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ def dockerfile(tmp_path_factory: pytest.TempPathFactory) -> str:
     if not CLI.exists():
         pytest.skip(f"the langgraph CLI is not installed next to {sys.executable}")
     target = tmp_path_factory.mktemp("docker") / "Dockerfile"
-    started = time.monotonic()
     result = subprocess.run(
         [str(CLI), "dockerfile", "-c", "langgraph.json", str(target)],
         cwd=REPO_ROOT,
@@ -43,9 +41,7 @@ def dockerfile(tmp_path_factory: pytest.TempPathFactory) -> str:
         timeout=60,
         check=False,
     )
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, f"langgraph dockerfile failed:\n{result.stdout}{result.stderr}"
-    assert elapsed < 30, f"langgraph dockerfile took {elapsed:.1f}s"
     return target.read_text(encoding="utf-8")
 
 
