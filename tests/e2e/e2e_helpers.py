@@ -21,7 +21,16 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 
 from assistant.devserver import PROVIDER_ENV, DevServer
-from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
+from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
+    ScriptedLog,
+    block_lines,
+    message_tokens,
+    prompt_episodes,
+    prompt_facts,
+    prompt_profile,
+    section,
+    thread_tokens,
+)
 
 ASSISTANT_ID = "assistant"
 """The graph id in the langgraph.json that DevServer writes."""
@@ -120,86 +129,6 @@ async def thread_values(sdk: LangGraphClient, thread_id: str) -> dict[str, Any]:
     values = (await sdk.threads.get_state(thread_id))["values"]
     assert isinstance(values, dict), f"unexpected state values {values!r}"
     return values
-
-
-def thread_tokens(messages: list[dict[str, Any]]) -> int:
-    """Tokens the thread's messages (as get_state returns them) add to a prompt."""
-    return sum(TOKENS_PER_MESSAGE + count_text_tokens(str(m["content"])) for m in messages)
-
-
-# --------------------------------------------------------------------------- prompts
-
-
-def section(text: str, tag: str) -> str | None:
-    """The stripped text inside ``<tag>…</tag>``, or None when the tag is absent."""
-    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL)
-    return match.group(1).strip() if match else None
-
-
-def block_lines(system: str, tag: str) -> list[str]:
-    """The ``- `` lines of the ``<tag>`` block of a system prompt, in order (it must exist)."""
-    block = section(system, tag)
-    assert block is not None, f"no <{tag}> block in the system prompt:\n{system}"
-    return [line.removeprefix("- ").strip() for line in block.splitlines() if line.strip()]
-
-
-def prompt_profile(system: str) -> list[str]:
-    """The pinned facts listed in the ``<user_profile>`` block of a system prompt, in order."""
-    return block_lines(system, "user_profile")
-
-
-def prompt_facts(system: str) -> list[str]:
-    """The facts listed in the ``<user_facts>`` block of a system prompt, in order."""
-    return block_lines(system, "user_facts")
-
-
-def prompt_episodes(system: str) -> str | None:
-    """The text of the ``<past_conversations>`` block, or None when the prompt has none."""
-    return section(system, "past_conversations")
-
-
-def message_tokens(call: dict[str, Any]) -> int:
-    """Tokens of the conversation messages in a logged `respond` call (all but the system)."""
-    return int(call["prompt_tokens"]) - TOKENS_PER_MESSAGE - count_text_tokens(call["system"])
-
-
-@dataclass(frozen=True)
-class ScriptedLog:
-    """The scripted model's call log: one JSON object per model call, oldest first.
-
-    Kinds: ``respond`` (keys ``system``, ``messages``, ``prompt_tokens``, ``latest``),
-    ``extract`` (``operations``: ``[action, content]`` pairs) and ``summarize``
-    (``summary``).
-    """
-
-    path: Path
-
-    def entries(self) -> list[dict[str, Any]]:
-        """Every call logged so far."""
-        if not self.path.exists():
-            return []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    def mark(self) -> int:
-        """The current length of the log, to pass to :meth:`since`."""
-        return len(self.entries())
-
-    def since(self, mark: int, kind: str | None = None) -> list[dict[str, Any]]:
-        """Calls logged after ``mark``, optionally only those of ``kind``."""
-        return [entry for entry in self.entries()[mark:] if kind in (None, entry["kind"])]
-
-    def respond_call(self, marker: str) -> dict[str, Any]:
-        """The one `respond` call whose latest user message contains ``marker``."""
-        calls = [
-            entry
-            for entry in self.entries()
-            if entry["kind"] == "respond" and marker in entry["latest"]
-        ]
-        assert len(calls) == 1, (
-            f"expected one respond call for {marker!r}, found {len(calls)} in {self.path}"
-        )
-        return calls[0]
 
 
 # --------------------------------------------------------------------------- attacks
