@@ -42,10 +42,9 @@ def unique(prefix: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """A scripted server without auth: runs and the memory API take the user from the client."""
-    with DevServer(workdir=tmp_path_factory.mktemp("cli-open"), scripted=True) as server:
-        yield server
+def open_server(server: DevServer) -> DevServer:
+    """The suite's shared scripted server without auth (the CLI's ``--user`` picks the user)."""
+    return server
 
 
 @pytest.fixture(scope="module")

@@ -205,13 +205,9 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]
 
 
 @pytest.fixture(scope="module")
-def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """A scripted server without auth, where the console takes ``?user_id=``."""
-    dev = start_server(tmp_path_factory.mktemp("console-open"), scripted=True)
-    try:
-        yield dev
-    finally:
-        dev.stop()
+def open_server(server: DevServer) -> DevServer:
+    """The suite's shared scripted server without auth, where the console takes ``?user_id=``."""
+    return server
 
 
 def sdk_for(server: DevServer, user: str | None = None) -> LangGraphClient:

@@ -9,7 +9,7 @@ route (which takes ``?user_id=`` when no auth is configured).
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -24,31 +24,11 @@ pytestmark = pytest.mark.e2e
 ASSISTANT_ID = "assistant"
 """The graph id in the langgraph.json that DevServer writes."""
 
-SERVER_ENV: dict[str, str | None] = {
-    name: None
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ASSISTANT_MODEL",
-        "ASSISTANT_EMBEDDINGS_MODEL",
-        "ASSISTANT_EMBEDDINGS_BASE_URL",
-        "ASSISTANT_EMBEDDINGS_API_KEY",
-        "LANGSMITH_API_KEY",
-    )
-}
-"""No provider settings: the scripted model needs none and must not find any."""
-
 
 @pytest.fixture(scope="module")
-def tools_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = DevServer(
-        workdir=tmp_path_factory.mktemp("memory-tools"), scripted=True, env=SERVER_ENV
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def tools_server(server: DevServer) -> DevServer:
+    """The suite's shared scripted server without auth."""
+    return server
 
 
 @pytest.fixture(scope="module")
