@@ -68,6 +68,7 @@ STEM = False
 CONTEXT_WEIGHT = 0.5
 """Term-frequency weight of the previous turn's words in a memory's document."""
 
+
 @lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
