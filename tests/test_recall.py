@@ -464,3 +464,39 @@ async def test_warm_user_index_builds_the_index_now(store: InMemoryStore) -> Non
     assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
     assert await memory.warm_user_index(store, "nobody") == 0
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
+
+
+# --------------------------------------------------------------------------- small talk
+
+
+def test_small_talk_turns_are_the_hubs_and_facts_are_left_alone() -> None:
+    from langgraph.store.base import Item
+
+    index = memory_index._UserIndex(dims=3)
+
+    def add(key: str, vector: list[float], **value: object) -> None:
+        stamp = datetime(2026, 1, 1, tzinfo=UTC)
+        item = Item(
+            value={"content": key, **value},
+            key=key,
+            namespace=("user_facts", USER),
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        index.upsert(item, vector)
+
+    # Turns around three directions, and one turn in the middle of them all.
+    for n in range(6):
+        add(f"x{n}", [1.0, 0.1 * n, 0.0], speaker="A")
+        add(f"y{n}", [0.0, 1.0, 0.1 * n], speaker="B")
+        add(f"z{n}", [0.1 * n, 0.0, 1.0], role="user")
+    add("good night", [1.0, 1.0, 1.0], speaker="A")
+    add("a fact", [1.0, 1.0, 1.0])  # no speaker or role: not a turn
+
+    hubness = memory_index._hubness(index, min_items=10)
+    by_key = dict(zip(index.keys, hubness.tolist(), strict=True))
+    assert max(by_key, key=by_key.__getitem__) == "good night"
+    assert by_key["a fact"] == 0.0
+    centred = sum(value for key, value in by_key.items() if key != "a fact")
+    assert centred == pytest.approx(0.0, abs=1e-5)
+    assert not memory_index._hubness(index, min_items=50).any()  # too few turns

@@ -128,11 +128,11 @@ class FusionWeights:
     neighbour_decay: float = 0.5
     """A neighbour's score as a share of its hit's."""
     hub_penalty: float = 1.5
-    """Subtracted, times a memory's mean cosine to the user's other memories in the same
-    script, from its cosine to the question: small talk ("Good night!") is close to
-    everything, so it is close to every question too."""
+    """Subtracted, times a conversation turn's hubness (its mean cosine to the user's other
+    turns in its script, centred), from its cosine to the question: small talk ("Good
+    night!") is close to everything, so it is close to every question too."""
     hub_min_items: int = 50
-    """Fewer memories than this in a script: no hub penalty for them (the mean is noise)."""
+    """Fewer turns than this in a script: no hub penalty for them (the mean is noise)."""
 
 
 WEIGHTS = FusionWeights()
@@ -552,11 +552,15 @@ _HUBNESS: dict[int, tuple[weakref.ref[_UserIndex], tuple[Any, ...], np.ndarray[A
 
 
 def _hubness(index: _UserIndex, min_items: int) -> np.ndarray[Any, Any]:
-    """Each memory's mean cosine to the other memories in its script (0 in a small script).
+    """How much each conversation turn looks like small talk; 0 for other memories.
 
-    Small talk ("Good night!", "Pretty good, busy!") is close to everything a user has
-    said, so it is close to every question too; this is how close. Computed once per
-    state of the index (two matrix-vector products), then reused.
+    A turn's hubness is its mean cosine to the user's other turns in its script, less the
+    mean of that over the script: "Good night!" and "Busy, but good." are close to
+    everything said, so they are close to every question too. Only memories that record
+    who said them (``speaker`` or ``role``) are turns; extracted facts and episode
+    summaries are not small talk, and on short facts the penalty only hurt
+    (bench/recall.py). Scripts with fewer than ``min_items`` turns get none. Computed
+    once per state of the index (a matrix product), then reused.
     """
     count = len(index)
     state = (index.revision, count, index.synced_at, min_items)
@@ -564,16 +568,25 @@ def _hubness(index: _UserIndex, min_items: int) -> np.ndarray[Any, Any]:
     if cached is not None and cached[0]() is index and cached[1] == state:
         return cached[2]
     vectors, cjk = index.vectors[:count], index.cjk[:count]
-    masks = np.stack([~cjk, cjk], axis=1).astype(np.float32)  # count x 2 (latin, cjk)
-    sizes = masks.sum(axis=0)
-    totals = vectors.T @ masks  # dims x 2: the sum of each script's vectors
-    own = (vectors @ totals)[np.arange(count), cjk.astype(np.intp)]
-    size = sizes[cjk.astype(np.intp)]
-    hubness = np.where(size >= max(min_items, 2), (own - 1.0) / np.maximum(size - 1, 1), 0.0)
+    turns = np.fromiter(
+        (_is_turn(index.items[key].value) for key in index.keys[:count]), dtype=bool, count=count
+    )
+    hubness = np.zeros(count, dtype=np.float32)
+    for script in (False, True):
+        rows = turns & (cjk == script)
+        size = int(rows.sum())
+        if size >= max(min_items, 2):
+            block = vectors[rows]
+            mean_cosine = (block @ block.sum(axis=0) - 1.0) / (size - 1)
+            hubness[rows] = mean_cosine - mean_cosine.mean()
     for key in [key for key, (ref, _, _) in _HUBNESS.items() if ref() is None]:
         del _HUBNESS[key]
-    _HUBNESS[id(index)] = (weakref.ref(index), state, hubness.astype(np.float32))
-    return _HUBNESS[id(index)][2]
+    _HUBNESS[id(index)] = (weakref.ref(index), state, hubness)
+    return hubness
+
+
+def _is_turn(value: dict[str, Any]) -> bool:
+    return bool(value.get("speaker") or value.get("role"))
 
 
 def _date_ranking(
