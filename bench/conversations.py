@@ -69,6 +69,7 @@ from assistant.memory import (
 from assistant.memory.query import analyze_query
 from assistant.models import E5Embeddings, get_embeddings
 from peers import BM25Peer, LangMemPeer, Mem0Peer, NetworkGuard, Peer, StoreVectorPeer
+from recall import SeededUUIDs
 
 HERE = Path(__file__).resolve().parent
 DATASET = HERE / "data" / "conversations.json"
@@ -421,7 +422,8 @@ async def main(args: argparse.Namespace) -> None:
     ]
     warm_embeddings(everything, pad)
     started = time.perf_counter()
-    with NetworkGuard() as guard:
+    # Store keys are uuid4s and exact score ties break by key: seeded, every run ranks alike.
+    with NetworkGuard() as guard, mock.patch("uuid.uuid4", SeededUUIDs(args.seed)):
         ours = Ours(name="ours (save_memory + recall)")
         systems: list[Any] = [ours]
         bm25 = BM25Peer(name="bm25")
@@ -486,6 +488,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-ablation", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--seed", type=int, default=20261201, help="seeds the store keys")
     return parser.parse_args(argv)
 
 
