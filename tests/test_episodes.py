@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -111,6 +112,64 @@ async def test_recall_episodes_skips_the_current_thread(store: InMemoryStore) ->
     everything = await recall_episodes(store, USER, "Kyoto trip", limit=5)
     assert sorted(item.key for item in everything) == ["thread-a", "thread-b", "thread-c"]
     assert await recall_episodes(store, USER, "Kyoto trip", limit=0) == []
+
+
+WEEK = [
+    ("thread-mon", "2026-03-02", "Compared two laptops and picked the lighter one."),
+    ("thread-tue", "2026-03-03", "Talked about the dentist appointment and a new toothbrush."),
+    ("thread-thu", "2026-03-05", "Planned the Kyoto trip: temples, trains and a budget."),
+    ("thread-sat", "2026-03-07", "Practised violin scales and chose a piece for the recital."),
+]
+
+
+async def save_week(store: InMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One conversation a day, each started and ended that day."""
+    for thread_id, day, summary in WEEK:
+        monkeypatch.setattr(episodes_module, "now_iso", lambda day=day: f"{day}T18:00:00+00:00")
+        await save_episode(
+            store, USER, thread_id=thread_id, summary=summary, started_at=f"{day}T17:00:00+00:00"
+        )
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What did we talk about last Tuesday?", "thread-tue"),
+        ("What did we discuss on March 5?", "thread-thu"),
+        ("我们上周六聊了什么？", "thread-sat"),
+        ("Which laptop did I choose?", "thread-mon"),
+        ("What did we plan for the trip?", "thread-thu"),
+    ],
+)
+async def test_a_question_about_a_past_session_finds_that_session(
+    store: InMemoryStore, monkeypatch: pytest.MonkeyPatch, question: str, expected: str
+) -> None:
+    await save_week(store, monkeypatch)
+    asked = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)  # the Tuesday after
+    found = await recall_episodes(store, USER, question, limit=1, now=asked)
+    assert [item.key for item in found] == [expected]
+
+
+async def test_the_recall_node_finds_the_session_a_question_names(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the graph: "yesterday" is read against the real clock."""
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+    long_ago = (datetime.now(UTC) - timedelta(days=9)).date().isoformat()
+    for thread_id, day, summary in [
+        ("thread-old", long_ago, "Chose a birthday present for a colleague."),
+        ("thread-new", yesterday, "Chose paint colours for the kitchen."),
+    ]:
+        monkeypatch.setattr(episodes_module, "now_iso", lambda day=day: f"{day}T12:00:00+00:00")
+        await save_episode(
+            store, USER, thread_id=thread_id, summary=summary, started_at=f"{day}T11:00:00+00:00"
+        )
+    model = patch_model(replies())
+    state = await chat(
+        "What did we choose yesterday?", thread_id="thread-now", context=Context(episode_limit=1)
+    )
+    assert state["metrics"]["episode_thread_ids"] == ["thread-new"]
+    assert "paint colours" in between(system_prompt(model), "past_conversations")
 
 
 async def test_episodes_are_per_user(store: InMemoryStore) -> None:

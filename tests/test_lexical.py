@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.memory import lexical
 from assistant.memory.lexical import STOP_WORDS, BM25Index, tokenize
 
 
@@ -37,6 +38,52 @@ def test_tokenize_english(text: str, terms: list[str]) -> None:
 )
 def test_tokenize_chinese_into_bigrams(text: str, terms: list[str]) -> None:
     assert tokenize(text) == terms
+
+
+def test_jieba_words_can_be_switched_on_for_the_ablation(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert tokenize("我开始上钢琴课了") == ["我开", "开始", "始上", "上钢", "钢琴", "琴课", "课了"]
+    monkeypatch.setattr(lexical, "CJK_MODE", "both")  # bigrams, then words of 3+ characters
+    assert tokenize("我开始上钢琴课了") == [
+        *["我开", "开始", "始上", "上钢", "钢琴", "琴课", "课了"],
+        "钢琴课",
+    ]
+    monkeypatch.setattr(lexical, "CJK_MODE", "words")
+    assert tokenize("我开始上钢琴课了") == ["我", "开始", "上", "钢琴", "钢琴课", "了"]
+
+
+def test_english_stemming_can_be_switched_on_for_the_ablation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert tokenize("hiking hiked berries") == ["hiking", "hiked", "berry"]
+    monkeypatch.setattr(lexical, "STEM", True)
+    assert tokenize("hiking hiked hikes berries") == ["hike", "hike", "hike", "berri"]
+
+
+def test_the_previous_turn_counts_at_its_weight(monkeypatch: pytest.MonkeyPatch) -> None:
+    def build() -> BM25Index:
+        index = BM25Index()
+        index.add("answer", "Biscuit, the kids picked it.", context="Aww, what name did you pick?")
+        index.add("named", "Biscuit is a good name for a dog.")
+        index.add("other", "The kids are at school.")
+        return index
+
+    # The answer turn is found through the question before it, below a turn that says it.
+    assert [key for key, _ in build().search("the dog's name", limit=3)] == ["named", "answer"]
+    monkeypatch.setattr(lexical, "CONTEXT_WEIGHT", 0.0)
+    assert [key for key, _ in build().search("the dog's name", limit=3)] == ["named"]
+
+
+def test_tags_are_exact_and_leave_with_their_key() -> None:
+    index = BM25Index()
+    index.add("a", "Went hiking", tags=["speaker:li", "date:2023-05-06"])
+    index.add("b", "Went swimming", tags=["speaker:wang"])
+    assert index.tagged("speaker:li") == {"a"}
+    assert index.tags_of_kind("speaker") == ["speaker:li", "speaker:wang"]
+    assert index.search("speaker li", limit=5) == []  # tags never count as words
+    index.remove("a")
+    assert index.tagged("speaker:li") == set()
+    assert index.tags_of_kind("speaker") == ["speaker:wang"]
+    assert index.tags_of_kind("date") == []
 
 
 def test_stop_words_never_come_out() -> None:

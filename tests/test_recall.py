@@ -38,7 +38,7 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
     """Changing a weight changes every user's recall: do it on purpose, with the bench."""
     assert dataclasses.asdict(FusionWeights()) == {
         "rrf_k": 60,
-        "vector_weight": 1.0,
+        "vector_weight": 1.5,
         "lexical_weight": 1.0,
         "latin_query_offset": 0.006,
         "cjk_query_offset": 0.086,
@@ -46,6 +46,14 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "recency_boost": 0.1,
         "recency_half_life_days": 30.0,
         "importance_boost": 0.1,
+        "date_weight": 3.0,
+        "expand_dates": True,
+        "speaker_boost": 1.0,
+        "neighbours": 0,
+        "neighbour_distance": 1,
+        "neighbour_decay": 0.5,
+        "hub_penalty": 1.5,
+        "hub_min_items": 50,
     }
     assert memory.WEIGHTS == FusionWeights()
 
@@ -188,6 +196,85 @@ CROSS_LANGUAGE_FACTS = [
     "养了一只叫旺财的狗",
     "对青霉素过敏",
 ]
+
+
+# --------------------------------------------------------------------------- conversations
+
+MONDAY = datetime(2026, 3, 9, 20, 0, tzinfo=UTC)
+TURNS = [
+    # (speaker, role, said on, text)
+    ("Melanie", "other", "2026-02-16", "Hi Caroline! How was your week?"),
+    ("Caroline", "user", "2026-02-16", "I went hiking at Bear Mountain yesterday."),
+    ("Melanie", "other", "2026-02-16", "I went hiking at Eagle Peak on Saturday too."),
+    ("Melanie", "other", "2026-02-16", "Oh, and the view from the top was amazing."),
+    ("Caroline", "user", "2026-03-09", "We adopted a puppy two days ago!"),
+    ("Melanie", "other", "2026-03-09", "Do you want to grab coffee next Saturday?"),
+    ("Melanie", "other", "2026-03-09", "Saturdays are my lazy days."),
+    ("Melanie", "other", "2026-03-02", "Good night, Caroline!"),
+]
+
+
+async def save_turns(store: BaseStore) -> None:
+    previous = ""
+    for number, (speaker, role, day, text) in enumerate(TURNS):
+        await save_memory(
+            store,
+            USER,
+            text,
+            speaker=speaker,
+            role=role,
+            said_at=day,
+            context=previous,
+            thread_id=f"session-{day}",
+            turn=number,
+        )
+        previous = text
+
+
+async def test_a_question_naming_a_day_finds_what_happened_that_day(store: InMemoryStore) -> None:
+    await save_turns(store)
+    question = "What did I do last Saturday?"
+    items = await memory.recall(store, USER, question, limit=1, now=MONDAY)
+    assert [item.value["content"] for item in items] == ["We adopted a puppy two days ago!"]
+    assert items[0].value["speaker"] == "Caroline"  # the metadata stays on the item
+    assert items[0].value["said_at"] == "2026-03-09"
+
+    undated = FusionWeights(expand_dates=False)
+    items = await memory.recall(store, USER, question, limit=1, now=MONDAY, weights=undated)
+    assert [item.value["content"] for item in items] != ["We adopted a puppy two days ago!"]
+
+
+async def test_the_speaker_asked_about_comes_first(store: InMemoryStore) -> None:
+    await save_turns(store)
+    found = await recalled(store, "Where did Melanie go hiking?", limit=2)
+    assert found[0] == "I went hiking at Eagle Peak on Saturday too."
+    found = await recalled(store, "Where did Caroline go hiking?", limit=2)
+    assert found[0] == "I went hiking at Bear Mountain yesterday."
+    found = await recalled(store, "Where did I go hiking?", limit=1)  # "I" is the user
+    assert found == ["I went hiking at Bear Mountain yesterday."]
+
+
+async def test_neighbour_expansion_lifts_the_turns_around_the_best_hit(
+    store: InMemoryStore,
+) -> None:
+    await save_turns(store)
+    question = "Where is Eagle Peak?"
+
+    async def scores(weights: FusionWeights) -> dict[str, float]:
+        items = await memory.recall(store, USER, question, limit=len(TURNS), weights=weights)
+        return {str(item.value["content"]): item.score or 0.0 for item in items}
+
+    plain = await scores(FusionWeights())
+    expanded = await scores(FusionWeights(neighbours=1, neighbour_distance=1))
+    best = max(plain, key=plain.__getitem__)
+    assert best == "I went hiking at Eagle Peak on Saturday too."
+    around = {
+        "I went hiking at Bear Mountain yesterday.",
+        "Oh, and the view from the top was amazing.",
+    }
+    for text, score in expanded.items():
+        lifted = max(plain.get(text, 0.0), 0.5 * plain[best]) if text in around else plain[text]
+        assert score == pytest.approx(lifted), text
 
 
 @pytest.fixture(scope="module")
@@ -377,3 +464,39 @@ async def test_warm_user_index_builds_the_index_now(store: InMemoryStore) -> Non
     assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
     assert await memory.warm_user_index(store, "nobody") == 0
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
+
+
+# --------------------------------------------------------------------------- small talk
+
+
+def test_small_talk_turns_are_the_hubs_and_facts_are_left_alone() -> None:
+    from langgraph.store.base import Item
+
+    index = memory_index._UserIndex(dims=3)
+
+    def add(key: str, vector: list[float], **value: object) -> None:
+        stamp = datetime(2026, 1, 1, tzinfo=UTC)
+        item = Item(
+            value={"content": key, **value},
+            key=key,
+            namespace=("user_facts", USER),
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        index.upsert(item, vector)
+
+    # Turns around three directions, and one turn in the middle of them all.
+    for n in range(6):
+        add(f"x{n}", [1.0, 0.1 * n, 0.0], speaker="A")
+        add(f"y{n}", [0.0, 1.0, 0.1 * n], speaker="B")
+        add(f"z{n}", [0.1 * n, 0.0, 1.0], role="user")
+    add("good night", [1.0, 1.0, 1.0], speaker="A")
+    add("a fact", [1.0, 1.0, 1.0])  # no speaker or role: not a turn
+
+    hubness = memory_index._hubness(index, min_items=10)
+    by_key = dict(zip(index.keys, hubness.tolist(), strict=True))
+    assert max(by_key, key=by_key.__getitem__) == "good night"
+    assert by_key["a fact"] == 0.0
+    centred = sum(value for key, value in by_key.items() if key != "a fact")
+    assert centred == pytest.approx(0.0, abs=1e-5)
+    assert not memory_index._hubness(index, min_items=50).any()  # too few turns

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,6 +37,7 @@ from langgraph_sdk.client import LangGraphClient
 from assistant import models, prompts
 from assistant.history import format_transcript, truncate_text
 from assistant.memory import FACTS_NAMESPACE, InvalidUserIdError, user_episodes_namespace
+from assistant.memory.index import REVISION_NAMESPACE
 from assistant.models import get_client_settings
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
@@ -133,6 +135,13 @@ async def save_idle_episodes(
                 "ended_at": updated.isoformat() if updated else now.isoformat(),
                 "updated_at": now.isoformat(),
             },
+        )
+        # Tell the servers' recall indexes that the episodes changed behind their back.
+        await client.store.put_item(
+            [REVISION_NAMESPACE, *namespace[1:]],
+            namespace[0],
+            {"revision": uuid.uuid4().hex},
+            index=False,
         )
         saved.append(thread_id)
     return saved

@@ -9,6 +9,7 @@ decides where a user's memories live and what a stored memory looks like.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
@@ -112,15 +113,18 @@ async def recall(
     *,
     limit: int,
     weights: FusionWeights = WEIGHTS,
+    now: datetime | None = None,
 ) -> list[SearchItem]:
     """The user's current facts most relevant to ``query``, best first (hybrid recall).
 
-    Vector and BM25 rankings are fused by reciprocal rank, with a correction for the
-    embedder's same-language bias and a mild recency and importance boost (see
-    :class:`FusionWeights`). Superseded facts are never returned.
+    Vector, BM25 and (for a question naming days, resolved against ``now``, default
+    now) date rankings are fused by reciprocal rank, with a correction for the
+    embedder's same-language bias, a boost for the speaker asked about and a mild
+    recency and importance boost (see :class:`FusionWeights`). Superseded facts are
+    never returned.
     """
     return await hybrid_search(
-        store, user_facts_namespace(user_id), query, limit=limit, weights=weights
+        store, user_facts_namespace(user_id), query, limit=limit, weights=weights, now=now
     )
 
 

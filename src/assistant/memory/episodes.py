@@ -4,15 +4,22 @@ When `compress` folds a thread's old messages into its running summary, the summ
 saved (or refreshed) as the thread's episode in ``("user_episodes", user_id)``, with the
 thread id and the time span it covers. Recall searches episodes next to facts, so "what
 did we decide about the trip last week?" works from a new thread.
+
+Episodes are searched with the same hybrid machinery as facts
+(:func:`assistant.memory.index.hybrid_search`): embeddings, BM25, and the days the
+question names against the days each episode spans (``started_at`` to ``ended_at``), so
+"what did we talk about last Tuesday?" finds Tuesday's conversation.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
 from assistant.memory.facts import now_iso
+from assistant.memory.index import hybrid_search, record_write
 from assistant.memory.namespaces import user_episodes_namespace
 
 __all__ = ["recall_episodes", "save_episode"]
@@ -41,6 +48,7 @@ async def save_episode(
         "updated_at": now,
     }
     await store.aput(namespace, thread_id, value)
+    await record_write(store, namespace, thread_id, value)
     return value
 
 
@@ -51,11 +59,19 @@ async def recall_episodes(
     *,
     limit: int,
     exclude_thread_id: str | None = None,
+    now: datetime | None = None,
 ) -> list[SearchItem]:
-    """The user's past episodes most relevant to ``query``, best first, skipping one thread."""
-    if limit <= 0:
+    """The user's past episodes most relevant to ``query``, best first, skipping one thread.
+
+    ``now`` is when the question is asked (default: now), for "last Tuesday" and the like.
+    """
+    if limit <= 0 or not query.strip():
         return []
-    found = await store.asearch(
-        user_episodes_namespace(user_id), query=query.strip() or None, limit=limit + 1
+    found = await hybrid_search(
+        store,
+        user_episodes_namespace(user_id),
+        query,
+        limit=limit + (exclude_thread_id is not None),
+        now=now,
     )
     return [item for item in found if item.key != exclude_thread_id][:limit]

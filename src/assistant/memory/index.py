@@ -35,6 +35,14 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 
 from assistant.memory.lexical import BM25Index
+from assistant.memory.query import (
+    QueryPlan,
+    analyze_query,
+    item_tags,
+    mentioned_speakers,
+    neighbour_tags,
+    without_names,
+)
 from assistant.tokens import is_cjk_text
 
 logger = logging.getLogger(__name__)
@@ -79,7 +87,7 @@ class FusionWeights:
 
     rrf_k: int = 60
     """Reciprocal-rank-fusion constant; larger flattens the difference between ranks."""
-    vector_weight: float = 1.0
+    vector_weight: float = 1.5
     """Weight of the embedding ranking."""
     lexical_weight: float = 1.0
     """Weight of the BM25 ranking."""
@@ -105,6 +113,26 @@ class FusionWeights:
     """Age at which the recency gain halves."""
     importance_boost: float = 0.1
     """Most a fact can gain for being extracted with full confidence."""
+    date_weight: float = 3.0
+    """Weight of the date ranking, for a question that names days ("last Saturday",
+    "上周六"): memories that mention one of them first, then those said on one."""
+    expand_dates: bool = True
+    """Resolve the question's relative dates against the day it is asked."""
+    speaker_boost: float = 1.0
+    """Gain for memories said by a speaker the question names (or by the user, when
+    the question says "I"/"my"/"我")."""
+    neighbours: int = 0
+    """How many of the best hits bring the turns next to them in their conversation."""
+    neighbour_distance: int = 1
+    """How many turns before and after a hit count as its neighbours."""
+    neighbour_decay: float = 0.5
+    """A neighbour's score as a share of its hit's."""
+    hub_penalty: float = 1.5
+    """Subtracted, times a conversation turn's hubness (its mean cosine to the user's other
+    turns in its script, centred), from its cosine to the question: small talk ("Good
+    night!") is close to everything, so it is close to every question too."""
+    hub_min_items: int = 50
+    """Fewer turns than this in a script: no hub penalty for them (the mean is noise)."""
 
 
 WEIGHTS = FusionWeights()
@@ -148,7 +176,13 @@ class _UserIndex:
         content = str(item.value.get("content", ""))
         self.cjk[row] = is_cjk_text(content)
         self.items[item.key] = item
-        self.lexical.add(item.key, content)
+        context = item.value.get("context")
+        self.lexical.add(
+            item.key,
+            content,
+            context=context if isinstance(context, str) else "",
+            tags=item_tags(item.value),
+        )
         if item.value.get("pinned"):
             self.pinned.add(item.key)
         else:
@@ -402,10 +436,12 @@ def fuse(
     limit: int,
     weights: FusionWeights = WEIGHTS,
     now: datetime | None = None,
+    favoured: set[str] | frozenset[str] = frozenset(),
 ) -> list[tuple[str, float]]:
     """Reciprocal rank fusion of ``(weight, keys best first)`` rankings, then the mild boosts.
 
-    Deterministic: ties are broken by key.
+    Keys in ``favoured`` (said by the speaker the question is about) gain
+    ``weights.speaker_boost``. Deterministic: ties are broken by key.
 
     >>> values = {"a": {"confidence": 0.9}, "b": {"confidence": 0.9}, "c": {"confidence": 0.9}}
     >>> [key for key, _ in fuse([(1.0, ["a", "b"]), (1.0, ["c", "b"])], values, limit=3)]
@@ -417,7 +453,9 @@ def fuse(
         for rank, key in enumerate(keys, start=1):
             scores[key] = scores.get(key, 0.0) + weight / (weights.rrf_k + rank)
     boosted = {
-        key: score * _boost(values.get(key, {}), now, weights) for key, score in scores.items()
+        key: score
+        * (_boost(values.get(key, {}), now, weights) + weights.speaker_boost * (key in favoured))
+        for key, score in scores.items()
     }
     return sorted(boosted.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
 
@@ -429,16 +467,29 @@ async def hybrid_search(
     *,
     limit: int,
     weights: FusionWeights = WEIGHTS,
+    now: datetime | None = None,
 ) -> list[SearchItem]:
-    """The current facts in ``namespace`` most relevant to ``query``, best first."""
+    """The current memories in ``namespace`` most relevant to ``query``, best first.
+
+    ``now`` is when the question is asked (default: now); relative dates in it
+    ("last Saturday") are resolved against it.
+    """
     if limit <= 0:
         return []
+    now = now or datetime.now(UTC)
+    plan = analyze_query(query, now.date(), expand_dates=weights.expand_dates)
     embeddings = store_embeddings(store)
-    query_vector, index = await asyncio.gather(
-        embeddings.aembed_query(query), _ready_index(store, namespace)
-    )
+    index = await _ready_index(store, namespace)
+    speakers = mentioned_speakers(plan, index.lexical.tags_of_kind("speaker")) if index else []
+    if speakers and weights.speaker_boost:
+        # The speaker asked about is matched by who said a memory, not by its words:
+        # "What did Caroline do?" should not find every "Hi Caroline!".
+        plan = without_names(plan, speakers)
+    query_vector = await embeddings.aembed_query(plan.text)
     query_cjk = is_cjk_text(query)
     values: dict[str, dict[str, Any]]
+    vector_weight, lexical_weight = weights.vector_weight, weights.lexical_weight
+    date_weight = weights.date_weight if plan.dates else 0.0
     if index is None:  # cold build in progress: fall back to the store's vector search
         found = await store.asearch(
             namespace,
@@ -454,29 +505,132 @@ async def hybrid_search(
         }
         vector_ranking = sorted(adjusted, key=lambda key: (-adjusted[key], key))
         values = {item.key: item.value for item in found}
-        lexical_ranking: list[str] = []
-    else:
-        if not len(index):
-            return []
-        count = len(index)
-        scores = index.vectors[:count] @ np.asarray(query_vector, dtype=np.float32)
-        norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0
-        offset = weights.cross_language_offset(query_cjk)
-        scores = scores / norm + offset * (index.cjk[:count] != query_cjk)
-        take = min(weights.candidates, count)
-        top = np.argpartition(-scores, take - 1)[:take]
-        vector_ranking = [
-            index.keys[row] for row in sorted(top.tolist(), key=lambda r: (-scores[r], r))
-        ]
-        lexical_ranking = [key for key, _ in index.lexical.search(query, limit=weights.candidates)]
-        values = {key: index.items[key].value for key in {*vector_ranking, *lexical_ranking}}
+        fused = fuse(
+            [(vector_weight, vector_ranking)], values, limit=limit, weights=weights, now=now
+        )
+        return await _fresh(store, namespace, fused)
+    if not len(index):
+        return []
+    count = len(index)
+    scores = index.vectors[:count] @ np.asarray(query_vector, dtype=np.float32)
+    norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0
+    offset = weights.cross_language_offset(query_cjk)
+    scores = scores / norm + offset * (index.cjk[:count] != query_cjk)
+    if weights.hub_penalty:
+        scores = scores - weights.hub_penalty * _hubness(index, weights.hub_min_items)
+    take = min(weights.candidates, count)
+    top = np.argpartition(-scores, take - 1)[:take]
+    vector_ranking = [
+        index.keys[row] for row in sorted(top.tolist(), key=lambda r: (-scores[r], r))
+    ]
+    lexical_ranking = [
+        key for key, _ in index.lexical.search_terms(plan.terms, limit=weights.candidates)
+    ]
+    date_ranking = _date_ranking(index, plan, scores, weights) if date_weight else []
+    favoured = _favoured(index, plan, speakers) if weights.speaker_boost else set()
+    candidates = {*vector_ranking, *lexical_ranking, *date_ranking}
+    values = {key: index.items[key].value for key in candidates}
     fused = fuse(
-        [(weights.vector_weight, vector_ranking), (weights.lexical_weight, lexical_ranking)],
+        [
+            (vector_weight, vector_ranking),
+            (lexical_weight, lexical_ranking),
+            (date_weight, date_ranking),
+        ],
         values,
         limit=limit,
         weights=weights,
+        now=now,
+        favoured=favoured,
     )
+    if weights.neighbours:
+        fused = _with_neighbours(index, fused, limit=limit, weights=weights)
     return await _fresh(store, namespace, fused)
+
+
+_HUBNESS: dict[int, tuple[weakref.ref[_UserIndex], tuple[Any, ...], np.ndarray[Any, Any]]] = {}
+"""Per index: (the index, what it held when computed, each memory's hubness)."""
+
+
+def _hubness(index: _UserIndex, min_items: int) -> np.ndarray[Any, Any]:
+    """How much each conversation turn looks like small talk; 0 for other memories.
+
+    A turn's hubness is its mean cosine to the user's other turns in its script, less the
+    mean of that over the script: "Good night!" and "Busy, but good." are close to
+    everything said, so they are close to every question too. Only memories that record
+    who said them (``speaker`` or ``role``) are turns; extracted facts and episode
+    summaries are not small talk, and on short facts the penalty only hurt
+    (bench/recall.py). Scripts with fewer than ``min_items`` turns get none. Computed
+    once per state of the index (a matrix product), then reused.
+    """
+    count = len(index)
+    state = (index.revision, count, index.synced_at, min_items)
+    cached = _HUBNESS.get(id(index))
+    if cached is not None and cached[0]() is index and cached[1] == state:
+        return cached[2]
+    vectors, cjk = index.vectors[:count], index.cjk[:count]
+    turns = np.fromiter(
+        (_is_turn(index.items[key].value) for key in index.keys[:count]), dtype=bool, count=count
+    )
+    hubness = np.zeros(count, dtype=np.float32)
+    for script in (False, True):
+        rows = turns & (cjk == script)
+        size = int(rows.sum())
+        if size >= max(min_items, 2):
+            block = vectors[rows]
+            mean_cosine = (block @ block.sum(axis=0) - 1.0) / (size - 1)
+            hubness[rows] = mean_cosine - mean_cosine.mean()
+    for key in [key for key, (ref, _, _) in _HUBNESS.items() if ref() is None]:
+        del _HUBNESS[key]
+    _HUBNESS[id(index)] = (weakref.ref(index), state, hubness)
+    return hubness
+
+
+def _is_turn(value: dict[str, Any]) -> bool:
+    return bool(value.get("speaker") or value.get("role"))
+
+
+def _date_ranking(
+    index: _UserIndex, plan: QueryPlan, scores: np.ndarray[Any, Any], weights: FusionWeights
+) -> list[str]:
+    """Memories on the question's days, each group by embedding similarity.
+
+    Those that mention one of the days come first, then those said on one.
+    """
+    mentioned: set[str] = set()
+    spoken: set[str] = set()
+    for day in plan.dates:
+        mentioned |= index.lexical.tagged(f"date:{day.isoformat()}")
+        spoken |= index.lexical.tagged(f"said:{day.isoformat()}")
+    spoken -= mentioned
+
+    def by_similarity(keys: set[str]) -> list[str]:
+        return sorted(keys, key=lambda key: (-float(scores[index.rows[key]]), key))
+
+    return [*by_similarity(mentioned), *by_similarity(spoken)][: weights.candidates]
+
+
+def _favoured(index: _UserIndex, plan: QueryPlan, speakers: list[str]) -> set[str]:
+    """Memories said by the speakers the question names, or by the user when it says "I"."""
+    keys: set[str] = set()
+    for tag in speakers:
+        keys |= index.lexical.tagged(tag)
+    if plan.first_person:
+        keys |= index.lexical.tagged("role:user")
+    return keys
+
+
+def _with_neighbours(
+    index: _UserIndex, fused: list[tuple[str, float]], *, limit: int, weights: FusionWeights
+) -> list[tuple[str, float]]:
+    """Bring the turns next to the best hits, at a share of their score."""
+    scored = dict(fused)
+    for key, score in fused[: weights.neighbours]:
+        for tag in neighbour_tags(index.items[key].value, distance=weights.neighbour_distance):
+            for neighbour in index.lexical.tagged(tag):
+                candidate = score * weights.neighbour_decay
+                if scored.get(neighbour, 0.0) < candidate:
+                    scored[neighbour] = candidate
+    return sorted(scored.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
 
 
 async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:

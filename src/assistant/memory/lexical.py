@@ -1,10 +1,23 @@
-"""Keyword search over a user's facts: BM25 with CJK-aware tokenisation.
+"""Keyword search over a user's memories: BM25 with CJK-aware tokenisation.
 
 Chinese has no spaces, so CJK runs are split into overlapping character bigrams (as
 Lucene's CJK analyzer does); other text is split into lower-cased words with a small
-stop-word list and a light plural/possessive fold. The index is an inverted index that
-is updated in place, so adding a fact costs microseconds and a query only scores the
-facts that share a term with it.
+stop-word list and a light plural/possessive fold.
+
+Two alternatives stay switchable for the benchmark's ablation (bench/conversations.py),
+which measured neither to pay on long conversations, so neither is the default:
+:data:`STEM` (Snowball stemming, ``snowballstemmer``) and :data:`CJK_MODE` ``"words"`` or
+``"both"`` (jieba's word segmentation, ``rjieba``); both packages are only imported when
+switched on, and come with the ``dev`` and ``bench`` extras.
+
+A memory is indexed with its own words and, at :data:`CONTEXT_WEIGHT`, the words of the
+turn before it (``context``), so "Biscuit, the kids picked it." is found by "what is the
+dog's name?" when the turn before asked "what did you name it?". Tags (the speaker, the
+days it mentions or was said on, its place in a conversation) are kept in a separate
+exact-match map; they never count in BM25.
+
+The index is inverted and updated in place, so adding a memory costs microseconds and a
+query only scores the memories that share a term with it.
 
 >>> tokenize("I'm allergic to peanuts")
 ['allergic', 'peanut']
@@ -14,31 +27,58 @@ facts that share a term with it.
 ['住在', 'hangzhou', '西湖']
 >>> index = BM25Index()
 >>> index.add("a", "Allergic to peanuts")
->>> index.add("b", "住在杭州")
+>>> index.add("b", "住在杭州", tags=["speaker:li"])
 >>> [key for key, _ in index.search("peanut allergy", limit=5)]
 ['a']
+>>> index.tagged("speaker:li")
+{'b'}
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import unicodedata
-from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
-__all__ = ["BM25Index", "tokenize"]
+__all__ = ["BM25Index", "STOP_WORDS", "tokenize"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
 STOP_WORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have he her
-    him his how i i'm im in into is it its me my of on or our she so than that the their them
-    then there these they this to too us was we were what when where which who why will with
-    would you your yours""".split()
+    """a about am an and any are as at be been but by can could did do does doing for from
+    get got had has have he her him his how i i'm im in into is it it's its just me my of
+    on or our she so some than that the their them then there these they this to too us
+    very was we were what when where which who whom why will with would you your yours""".split()
 )
-"""English words too common to say anything about a fact."""
+"""English words too common to say anything about a memory."""
+
+CJK_MODE = "bigrams"
+"""How CJK runs become terms: "bigrams", "words" (jieba's search cut), or "both"
+(bigrams plus jieba words of three or more characters)."""
+
+STEM = False
+"""Reduce English words to their Snowball stem (False: only fold plurals/possessives)."""
+
+CONTEXT_WEIGHT = 0.5
+"""Term-frequency weight of the previous turn's words in a memory's document."""
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 def _fold(word: str) -> str:
@@ -51,17 +91,29 @@ def _fold(word: str) -> str:
     return word
 
 
+def _cjk_terms(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    if CJK_MODE == "bigrams":
+        return bigrams
+    import rjieba
+
+    words = [word for word in rjieba.cut_for_search(run) if _CJK_RUN.match(word)]
+    if CJK_MODE == "words":
+        return words
+    return bigrams + [word for word in words if len(word) > 2]
+
+
 def tokenize(text: str) -> list[str]:
-    """Split ``text`` into search terms: CJK character bigrams and folded words."""
+    """Split ``text`` into search terms: stemmed English words and Chinese terms."""
     terms: list[str] = []
     for run in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
         if _CJK_RUN.match(run):
-            if len(run) == 1:
-                terms.append(run)
-            else:
-                terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+            terms.extend(_cjk_terms(run))
         elif run not in STOP_WORDS and (len(run) > 1 or run.isdigit()):
-            terms.append(_fold(run))
+            word = _fold(run)
+            terms.append(_stem(word) if STEM else word)
     return [term for term in terms if term not in STOP_WORDS]
 
 
@@ -76,10 +128,13 @@ class BM25Index:
         """Create an empty index."""
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[str, int]] = {}
+        self._postings: dict[str, dict[str, float]] = {}
         self._terms: dict[str, list[str]] = {}
-        self._lengths: dict[str, int] = {}
-        self._total_length = 0
+        self._lengths: dict[str, float] = {}
+        self._total_length = 0.0
+        self._tagged: dict[str, set[str]] = {}
+        self._tags: dict[str, list[str]] = {}
+        self._kinds: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
         """Number of indexed texts."""
@@ -89,16 +144,30 @@ class BM25Index:
         """Whether ``key`` is indexed."""
         return key in self._lengths
 
-    def add(self, key: str, text: str) -> None:
-        """Index ``text`` under ``key``, replacing what was there."""
+    def add(self, key: str, text: str, *, context: str = "", tags: Iterable[str] = ()) -> None:
+        """Index ``text`` (and ``context`` at :data:`CONTEXT_WEIGHT`) under ``key``.
+
+        ``tags`` are exact labels found again with :meth:`tagged`. Replaces what ``key``
+        had.
+        """
         self.remove(key)
-        counts = Counter(tokenize(text))
+        counts: dict[str, float] = {}
+        for term in tokenize(text):
+            counts[term] = counts.get(term, 0.0) + 1.0
+        if context and CONTEXT_WEIGHT:
+            for term in tokenize(context):
+                counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT
         for term, count in counts.items():
-            self._postings.setdefault(term, {})[key] = count
+            self._postings.setdefault(term, {})[key] = float(count)
         self._terms[key] = list(counts)
-        length = sum(counts.values())
+        length = float(sum(counts.values()))
         self._lengths[key] = length
         self._total_length += length
+        unique_tags = list(dict.fromkeys(tags))
+        for tag in unique_tags:
+            self._tagged.setdefault(tag, set()).add(key)
+            self._kinds.setdefault(tag.partition(":")[0], set()).add(tag)
+        self._tags[key] = unique_tags
 
     def remove(self, key: str) -> None:
         """Drop ``key`` from the index, if present."""
@@ -111,26 +180,47 @@ class BM25Index:
             del docs[key]
             if not docs:
                 del self._postings[term]
+        for tag in self._tags.pop(key, []):
+            keys = self._tagged[tag]
+            keys.discard(key)
+            if not keys:
+                del self._tagged[tag]
+                self._kinds[tag.partition(":")[0]].discard(tag)
+
+    def tagged(self, tag: str) -> set[str]:
+        """The keys indexed with ``tag`` (a copy)."""
+        return set(self._tagged.get(tag, ()))
+
+    def tags_of_kind(self, kind: str) -> list[str]:
+        """The tags in use that start with ``kind:``, sorted."""
+        return sorted(self._kinds.get(kind, ()))
 
     def search(self, query: str, *, limit: int) -> list[tuple[str, float]]:
         """The best ``limit`` keys for ``query`` with their BM25 scores, best first.
 
         Ties are broken by key so results are deterministic.
         """
+        return self.search_terms(tokenize(query), limit=limit)
+
+    def search_terms(self, terms: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
+        """Like :meth:`search`, for a query already split into terms."""
         if not self._lengths:
             return []
         total = len(self._lengths)
         average = self._total_length / total or 1.0
+        k1, b = self.k1, self.b
+        lengths = self._lengths
         scores: dict[str, float] = {}
-        for term in set(tokenize(query)):
+        for term in set(terms):
             docs = self._postings.get(term)
             if not docs:
                 continue
             idf = math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
             for key, frequency in docs.items():
-                norm = self.k1 * (1 - self.b + self.b * self._lengths[key] / average)
-                scores[key] = scores.get(key, 0.0) + idf * frequency * (self.k1 + 1) / (
-                    frequency + norm
-                )
-        ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+                norm = k1 * (1 - b + b * lengths[key] / average)
+                scores[key] = scores.get(key, 0.0) + idf * frequency * (k1 + 1) / (frequency + norm)
+        if len(scores) > limit:
+            ranked = heapq.nsmallest(limit, scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        else:
+            ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
         return ranked[:limit]
