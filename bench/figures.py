@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 EXPECTED = ROOT / "bench" / "expected"
 
-VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+)")
+VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+|ingest \(s|network attempts:)")
 """Lines that vary between runs of a deterministic benchmark (timings, progress)."""
 
 
@@ -49,6 +49,13 @@ class Bench:
 
 
 BENCHES: tuple[Bench, ...] = (
+    Bench("conversations", ("bench/conversations.py",)),
+    Bench(
+        "recall",
+        ("bench/recall.py", "--calibrate"),
+        ("bench/recall.py", "--users", "3", "--no-peers", "--no-timing"),
+        keep=("system", "calibration"),
+    ),
     Bench(
         "tokens",
         ("bench/tokens.py",),

@@ -280,13 +280,16 @@ def calibrate(data: dict[str, Any]) -> Calibration:
 COLUMNS = ("R@1", "R@5", "MRR@10", "stale", *KINDS)
 
 
-def table(rows: Sequence[tuple[str, dict[str, float]]], *, label: str = "system") -> str:
+def table(
+    rows: Sequence[tuple[str, dict[str, float]]], *, label: str = "system", timing: bool = True
+) -> str:
     width = max(len(label), *(len(name) for name, _ in rows))
-    head = f"{label:<{width}} | " + " | ".join(f"{c:>6}" for c in COLUMNS) + " | ms/query"
+    head = f"{label:<{width}} | " + " | ".join(f"{c:>6}" for c in COLUMNS)
+    head += " | ms/query" if timing else ""
     lines = [head, "-" * len(head)]
     for name, row in rows:
         cells = " | ".join(f"{row[c]:>6.3f}" for c in COLUMNS)
-        lines.append(f"{name:<{width}} | {cells} | {row['ms']:>8.2f}")
+        lines.append(f"{name:<{width}} | {cells}" + (f" | {row['ms']:>8.2f}" if timing else ""))
     return "\n".join(lines)
 
 
@@ -295,6 +298,10 @@ def table(rows: Sequence[tuple[str, dict[str, float]]], *, label: str = "system"
 
 async def main(args: argparse.Namespace) -> None:
     data = load_dataset(args.dataset)
+    if args.users:  # a slice: the first N users and their queries
+        data["users"] = data["users"][: args.users]
+        kept = {user["user_id"] for user in data["users"]}
+        data["queries"] = [query for query in data["queries"] if query["user_id"] in kept]
     queries = data["queries"]
     print(summary_line(data))
     weights = WEIGHTS if args.offset is None else with_offset(WEIGHTS, args.offset)
@@ -308,14 +315,14 @@ async def main(args: argparse.Namespace) -> None:
             embeddings.embed_query(query["text"])
 
         ours = OursPeer(weights=weights, name="ours (hybrid recall)")
-        writers: list[Peer] = [
-            ours,
-            BM25Peer(name="bm25 (current facts)"),
-            Mem0Peer(update_in_place=False, name="mem0 add-only"),
-            Mem0Peer(update_in_place=True, name="mem0 +update"),
-            LangMemPeer(update_in_place=False, name="langmem add-only"),
-            LangMemPeer(update_in_place=True, name="langmem +update"),
-        ]
+        writers: list[Peer] = [ours, BM25Peer(name="bm25 (current facts)")]
+        if not args.no_peers:
+            writers += [
+                Mem0Peer(update_in_place=False, name="mem0 add-only"),
+                Mem0Peer(update_in_place=True, name="mem0 +update"),
+                LangMemPeer(update_in_place=False, name="langmem add-only"),
+                LangMemPeer(update_in_place=True, name="langmem +update"),
+            ]
         ingest_s = {peer.name: await ingest(peer, data) for peer in writers}
         plain = StoreVectorPeer(ours.store, writes=False, name="store vector (asearch)")
         ablations: list[Peer] = [
@@ -355,7 +362,9 @@ async def main(args: argparse.Namespace) -> None:
         f" candidates={weights.candidates}; k={TOP_K}; query vectors precomputed"
     )
     print()
-    print(table([(result.name, metrics(result, queries)) for result in results]))
+    print(
+        table([(result.name, metrics(result, queries)) for result in results], timing=args.timing)
+    )
     print()
     print(
         "ingest (s, all users, embeddings cached): "
@@ -399,6 +408,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="measure e5's same-script bias and show our recall for a few offsets",
     )
     parser.add_argument("--seed", type=int, default=20240611, help="seeds the store keys")
+    parser.add_argument("--users", type=int, default=0, help="only the first N users (a slice)")
+    parser.add_argument("--no-peers", action="store_true", help="skip mem0 and LangMem")
+    parser.add_argument(
+        "--no-timing", dest="timing", action="store_false", help="leave out the ms/query column"
+    )
     parser.add_argument(
         "--offset",
         type=float,
