@@ -20,7 +20,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import GenericFakeChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
@@ -294,7 +294,7 @@ def chat(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Chat:
         configurable: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         message = content if isinstance(content, HumanMessage) else HumanMessage(content=content)
-        config = {"configurable": {"thread_id": thread_id, **(configurable or {})}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, **(configurable or {})}}
         result = await graph.ainvoke({"messages": [message]}, config, context=context or Context())
         return dict(result)
 

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item
 
 from assistant import scripted
@@ -97,7 +98,7 @@ def quick_timeout() -> Context:
     return context
 
 
-def config(thread_id: str = "thread-1") -> dict[str, Any]:
+def config(thread_id: str = "thread-1") -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 

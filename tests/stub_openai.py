@@ -178,7 +178,7 @@ class StubOpenAI:
             return 400, _error(f"{field_name} is not supported by this model", "invalid_request")
         structured = json.dumps(model.structured, ensure_ascii=False)
         if named and mode != "ignore_tool_choice":
-            function = tool_choice.get("function", {}).get("name", "")
+            function = (tool_choice or {}).get("function", {}).get("name", "")
             return 200, _completion(name, tool_call=(function, structured))
         if named:
             return 200, _completion(name, content="Noted! I will keep that in mind.")

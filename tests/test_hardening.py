@@ -14,6 +14,7 @@ import httpx
 import jwt
 import pytest
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk import Auth
@@ -268,7 +269,7 @@ async def test_a_broken_stored_state_still_answers_the_next_turn(
 
 
 async def _roll_back_and_send(
-    graph: Graph, chat: Chat, thread_id: str, before: dict[str, Any], text: str
+    graph: Graph, chat: Chat, thread_id: str, before: RunnableConfig, text: str
 ) -> dict[str, Any]:
     """Send ``text`` from the checkpoint ``before`` the last run, as a rollback leaves it."""
     await graph.aupdate_state(before, None, as_node="compress")  # the latest checkpoint again

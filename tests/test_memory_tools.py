@@ -335,7 +335,7 @@ async def test_another_users_fact_id_is_unknown_to_the_tools(
 
 def test_no_tool_takes_a_user_id_or_namespace() -> None:
     arguments = {
-        tool.name: set(tool.tool_call_schema.model_json_schema()["properties"])
+        tool.name: set(tool.tool_call_schema.model_json_schema()["properties"])  # type: ignore[union-attr]
         for tool in MEMORY_TOOLS
     }
     assert arguments == {

@@ -10,7 +10,7 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
 from assistant.memory import get_memory, save_memory
-from assistant.state import merge_metrics
+from assistant.state import TurnMetrics, merge_metrics
 from assistant.tokens import count_messages_tokens, count_text_tokens
 from helpers import lines, operations_json, rule_based_operations, system_prompt
 
@@ -120,7 +120,7 @@ async def test_compressed_is_set_only_on_the_compressing_turn(
 
 
 def test_merge_metrics_keeps_one_record_per_turn() -> None:
-    turn = {"message_id": "m1", "profile_fact_ids": ["p"], "compressed": False}
+    turn: TurnMetrics = {"message_id": "m1", "profile_fact_ids": ["p"], "compressed": False}
     merged = merge_metrics(turn, {"message_id": "m1", "extraction": "done", "added": ["k"]})
     assert merged == {
         "message_id": "m1",

@@ -56,7 +56,7 @@ def test_openai_key_alone_uses_gpt_4o_mini(monkeypatch: pytest.MonkeyPatch) -> N
     assert model.request_timeout == 60
     assert model.max_retries == 2
     assert model.openai_api_key is not None
-    assert model.openai_api_key.get_secret_value() == "sk-test"
+    assert model.openai_api_key.get_secret_value() == "sk-test"  # type: ignore[union-attr]
 
 
 def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +78,7 @@ def test_compatible_server_with_model_name(monkeypatch: pytest.MonkeyPatch) -> N
     assert model.model_name == "qwen2.5:7b"
     # A local server that needs no key still gets a placeholder, not the user's key.
     assert model.openai_api_key is not None
-    assert model.openai_api_key.get_secret_value() == models.NO_KEY_PLACEHOLDER
+    assert model.openai_api_key.get_secret_value() == models.NO_KEY_PLACEHOLDER  # type: ignore[union-attr]
 
 
 def test_context_model_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
