@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 2025
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
 
-.PHONY: install dev demo test lint format clean
+.PHONY: install dev dev-memory demo test lint format clean
 
 install: $(VENV)/.installed
 
@@ -15,8 +15,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT.
+## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, durable:
+## threads, checkpoints and memories in Postgres (POSTGRES_URI, or an embedded one
+## keeping its data in .assistant_data/postgres).
 dev: install
+	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
+	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --config .langgraph_dev.json
+
+## The same server with everything in memory (pickled to .langgraph_api/ on a clean stop).
+dev-memory: install
 	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT)
 
 ## Watch memory work with a scripted model: no API key needed.
@@ -40,4 +47,4 @@ format: install
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) .langgraph_api .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .langgraph_api .langgraph_dev.json .mypy_cache .ruff_cache .pytest_cache

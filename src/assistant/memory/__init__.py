@@ -50,6 +50,7 @@ from assistant.memory.namespaces import (
     validate_user_id,
 )
 from assistant.models import EMBEDDING_DIMS, get_embeddings
+from assistant.storage import StorageError, open_store
 
 patch_inmemory_store()
 
@@ -65,6 +66,7 @@ __all__ = [
     "InvalidUserIdError",
     "MemoryOperation",
     "MemoryOperations",
+    "StorageError",
     "apply_operations",
     "confirm_memory",
     "delete_memory",
@@ -76,6 +78,7 @@ __all__ = [
     "list_memories",
     "make_store",
     "normalize_fact",
+    "open_store",
     "profile",
     "recall",
     "recall_episodes",
