@@ -45,10 +45,12 @@ __all__ = [
     "POSTGRES_URI_ENV",
     "StorageError",
     "checkpointer",
+    "database_uri",
     "embedded_postgres",
     "hide_password",
     "open_store",
     "postgres_uri",
+    "stop_embedded_postgres",
     "store",
     "write_dev_config",
 ]
@@ -190,6 +192,28 @@ def embedded_postgres(data_dir: Path | str | None = None) -> str:
     return uri
 
 
+def stop_embedded_postgres(data_dir: Path | str) -> None:
+    """Stop the embedded Postgres on ``data_dir`` now, if this process started or joined it.
+
+    It stops by itself when the last process using it exits; this is for callers that
+    remove the folder afterwards (tests, benchmarks).
+    """
+    from pgserver.postgres_server import PostgresServer
+
+    server = PostgresServer._instances.get(Path(data_dir).resolve())
+    if server is not None:
+        server.cleanup()
+
+
+def database_uri(uri: str, database: str) -> str:
+    """The same server's URI for another database.
+
+    >>> database_uri("postgresql://postgres:@/postgres?host=/tmp/pg", "tests")
+    'postgresql://postgres:@/tests?host=/tmp/pg'
+    """
+    return urlunsplit(urlsplit(uri)._replace(path=f"/{database}"))
+
+
 def postgres_uri() -> str:
     """``POSTGRES_URI`` when set, otherwise the embedded Postgres's URI (started if needed)."""
     uri = os.environ.get(POSTGRES_URI_ENV, "").strip()
@@ -267,13 +291,18 @@ def _index() -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def open_store(uri: str | None = None) -> AsyncIterator[BaseStore]:
+async def open_store(
+    uri: str | None = None, *, index: dict[str, Any] | None = None
+) -> AsyncIterator[BaseStore]:
     """A store with the project's index: in memory for None, Postgres with pgvector for a URI.
 
     Args:
         uri: ``None`` for an ``InMemoryStore`` (lost when the process ends), or a
             ``postgresql://`` URI for an ``AsyncPostgresStore``; its tables are
             created or migrated on open.
+        index: The store's vector index (``dims``, ``embed``, ``fields``); by default
+            the one langgraph.json declares. Tests pass a small embedder here. A
+            Postgres database keeps the dims it was first set up with.
 
     Raises:
         StorageError: the URI is not a Postgres URI, Postgres cannot be reached, or
@@ -283,7 +312,7 @@ async def open_store(uri: str | None = None) -> AsyncIterator[BaseStore]:
         from assistant.compat import patch_inmemory_store
 
         patch_inmemory_store()
-        yield InMemoryStore(index=_index())  # type: ignore[arg-type]
+        yield InMemoryStore(index=index or _index())  # type: ignore[arg-type]
         return
     if not _is_postgres_uri(uri):
         raise StorageError(
@@ -293,7 +322,7 @@ async def open_store(uri: str | None = None) -> AsyncIterator[BaseStore]:
     from langgraph.store.postgres import AsyncPostgresStore
 
     async with _pool(uri) as pool:
-        postgres_store = AsyncPostgresStore(pool, index=_index())  # type: ignore[arg-type]
+        postgres_store = AsyncPostgresStore(pool, index=index or _index())  # type: ignore[arg-type]
         await postgres_store.setup()
         yield postgres_store
 
