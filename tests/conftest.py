@@ -34,6 +34,7 @@ from assistant import models
 from assistant.context import Context
 from assistant.devserver import PROVIDER_ENV
 from assistant.graph import builder
+from helpers import create_database
 
 PROVIDER_ENV_VARS = PROVIDER_ENV
 
@@ -125,19 +126,6 @@ def postgres_uri() -> Iterator[str]:
     finally:
         stop_embedded_postgres(folder / "data")
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def create_database(uri: str, name: str) -> str:
-    """Create database ``name`` (if new) on the server at ``uri`` and return its URI."""
-    import psycopg
-
-    from assistant.storage import database_uri
-
-    with psycopg.connect(uri, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    return database_uri(uri, name)
 
 
 @pytest.fixture(scope="session")

@@ -130,11 +130,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _clear_stale_postmaster(data_dir: Path) -> None:
-    """Remove a ``postmaster.pid`` left by a Postgres that is gone.
+    """Remove the ``postmaster.pid`` (and socket lock) of a Postgres that is gone.
 
-    Postgres itself ignores a stale pid file, but pgserver trusts any live process
-    with that pid, so a pid reused by another program after a crash would be taken
-    for the database.
+    Postgres itself ignores a stale pid file, but pgserver trusts any process with
+    that pid, so a pid reused by another program, or a killed postmaster left as a
+    zombie, would be taken for the database.
     """
     pid_file = data_dir / "postmaster.pid"
     try:
@@ -144,12 +144,23 @@ def _clear_stale_postmaster(data_dir: Path) -> None:
         if pid_file.exists() and pid_file.stat().st_size == 0:
             pid_file.unlink()
         return
-    try:
-        comm = Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
-    except OSError:
-        comm = ""
-    if not comm.startswith("postgres"):
+    if not _is_live_postgres(pid):
         pid_file.unlink()
+        # Postgres takes a dead postmaster that nobody reaped (a zombie, in a container
+        # without an init) for a live one, and would refuse its socket's lock file.
+        for lock in data_dir.glob(".s.PGSQL.*.lock"):
+            lock.unlink(missing_ok=True)
+
+
+def _is_live_postgres(pid: int) -> bool:
+    """Whether ``pid`` is a running (not zombie) postgres process (Linux ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return not Path("/proc/self/stat").exists() and _pid_alive(pid)  # no /proc: trust kill
+    name, _, rest = stat.partition("(")[2].rpartition(")")
+    state = rest.split()[0] if rest.split() else "?"
+    return name.startswith("postgres") and state not in ("Z", "X")
 
 
 def embedded_postgres(data_dir: Path | str | None = None) -> str:
