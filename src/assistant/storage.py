@@ -243,11 +243,23 @@ def postgres_uri() -> str:
 
 @asynccontextmanager
 async def _pool(uri: str) -> AsyncIterator[Any]:
-    """A connection pool on ``uri`` whose connections are checked before each use."""
-    from psycopg import OperationalError
+    """A connection pool on ``uri`` whose connections are checked before each use.
+
+    One connection is made first, so that an unreachable server or a missing pgvector
+    fails at once with a clear error instead of the pool retrying in the background.
+    """
+    from psycopg import AsyncConnection, OperationalError
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
+    try:
+        async with await AsyncConnection.connect(uri, autocommit=True) as conn:
+            await _require_pgvector(conn, uri)
+    except OperationalError as error:
+        raise StorageError(
+            f"Cannot connect to Postgres at {hide_password(uri)}: {error}. Start it, fix "
+            f"{POSTGRES_URI_ENV}, or unset it to use the embedded Postgres."
+        ) from error
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         uri,
         min_size=1,
@@ -256,23 +268,7 @@ async def _pool(uri: str) -> AsyncIterator[Any]:
         check=AsyncConnectionPool.check_connection,
         open=False,
     )
-    try:
-        await pool.open(wait=True, timeout=15)
-    except Exception as error:
-        await pool.close()
-        raise StorageError(
-            f"Cannot connect to Postgres at {hide_password(uri)}: {error}. Start it, fix "
-            f"{POSTGRES_URI_ENV}, or unset it to use the embedded Postgres."
-        ) from error
-    try:
-        async with pool.connection() as conn:
-            await _require_pgvector(conn, uri)
-    except OperationalError as error:
-        await pool.close()
-        raise StorageError(f"Cannot use Postgres at {hide_password(uri)}: {error}.") from error
-    except BaseException:
-        await pool.close()
-        raise
+    await pool.open(wait=True, timeout=30)
     try:
         yield pool
     finally:
