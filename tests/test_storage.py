@@ -99,14 +99,14 @@ def test_the_dev_config_is_langgraph_json_plus_the_durable_wiring(tmp_path: Path
     assert json.loads(target.read_text(encoding="utf-8")) == written
     assert written["checkpointer"] == {
         **deployed.get("checkpointer", {}),
-        "path": "./src/assistant/storage.py:checkpointer",
+        "path": "assistant.storage.checkpointer",
     }
-    assert written["store"] == {**deployed["store"], "path": "./src/assistant/storage.py:store"}
+    assert written["store"] == {**deployed["store"], "path": "assistant.storage.store"}
     rest = {key: value for key, value in written.items() if key not in ("checkpointer", "store")}
     assert rest == {k: v for k, v in deployed.items() if k not in ("checkpointer", "store")}
     for entry in (written["checkpointer"]["path"], written["store"]["path"]):
-        module, _, name = entry.partition(":")
-        assert (ROOT / module).is_file()
+        module, _, name = entry.rpartition(".")
+        assert module == storage.__name__
         assert callable(getattr(storage, name))
 
 

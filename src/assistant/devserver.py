@@ -148,9 +148,10 @@ class DevServer:
                 "disable_studio_auth": True,
             }
         if self.storage == "postgres":
-            storage = PACKAGE_DIR / "storage.py"
-            config["checkpointer"] = {"path": f"{storage}:checkpointer"}
-            config["store"]["path"] = f"{storage}:store"
+            from assistant.storage import CHECKPOINTER_PATH, STORE_PATH
+
+            config["checkpointer"] = {"path": CHECKPOINTER_PATH}
+            config["store"]["path"] = STORE_PATH
         path = self.workdir / "langgraph.json"
         path.write_text(json.dumps(config, indent=2), encoding="utf-8")
         return path

@@ -69,6 +69,11 @@ DEFAULT_DATA_DIR = Path(".assistant_data") / "postgres"
 DEV_CONFIG = ".langgraph_dev.json"
 """The config ``make dev`` writes from langgraph.json and serves (gitignored)."""
 
+CHECKPOINTER_PATH = "assistant.storage.checkpointer"
+STORE_PATH = "assistant.storage.store"
+"""Import paths of the two factories for langgraph.json's ``checkpointer.path`` and
+``store.path``: dotted, so both load this module once (a file path would load a copy each)."""
+
 POOL_MAX_SIZE = 10
 """Connections each pool (checkpointer, store) may open."""
 
@@ -176,6 +181,7 @@ def embedded_postgres(data_dir: Path | str | None = None) -> str:
             folder (the message names it and the log to read).
     """
     path = Path(data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
+    logging.getLogger("pgserver").setLevel(logging.WARNING)  # it logs every command at INFO
     try:
         with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
             warnings.simplefilter("ignore")
@@ -236,6 +242,31 @@ def postgres_uri() -> str:
             "postgresql://user:password@host:5432/database, or unset it for the embedded one."
         )
     return uri
+
+
+_EMBEDDED_USERS: dict[Path, int] = {}
+"""Open checkpointers and stores per embedded data folder, in this process."""
+
+
+@asynccontextmanager
+async def _server_postgres() -> AsyncIterator[str]:
+    """The server's Postgres URI; the embedded one is released when the last user closes.
+
+    pgserver also stops it at process exit, but a server process that is ended without
+    running exit handlers (uvicorn's reload worker) would leave it running.
+    """
+    if os.environ.get(POSTGRES_URI_ENV, "").strip():
+        yield postgres_uri()
+        return
+    data_dir = Path(os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
+    uri = await asyncio.to_thread(embedded_postgres, data_dir)
+    _EMBEDDED_USERS[data_dir] = _EMBEDDED_USERS.get(data_dir, 0) + 1
+    try:
+        yield uri
+    finally:
+        _EMBEDDED_USERS[data_dir] -= 1
+        if not _EMBEDDED_USERS[data_dir]:
+            await asyncio.to_thread(stop_embedded_postgres, data_dir)
 
 
 # --------------------------------------------------------------------------- pools
@@ -351,9 +382,8 @@ async def open_checkpointer(uri: str) -> AsyncIterator[Any]:
 @asynccontextmanager
 async def store() -> AsyncIterator[BaseStore]:
     """The store `langgraph dev` uses under ``make dev`` (``store.path`` in the dev config)."""
-    uri = await asyncio.to_thread(postgres_uri)
-    logger.info("Store: Postgres at %s", hide_password(uri))
-    async with open_store(uri) as opened:
+    async with _server_postgres() as uri, open_store(uri) as opened:
+        logger.info("Store: Postgres at %s", hide_password(uri))
         yield opened
 
 
@@ -367,9 +397,8 @@ async def checkpointer() -> AsyncIterator[Any]:
     """
     from assistant.threads import restore_thread_records
 
-    uri = await asyncio.to_thread(postgres_uri)
-    logger.info("Checkpointer: Postgres at %s", hide_password(uri))
-    async with open_checkpointer(uri) as saver:
+    async with _server_postgres() as uri, open_checkpointer(uri) as saver:
+        logger.info("Checkpointer: Postgres at %s", hide_password(uri))
         await restore_thread_records(saver)
         yield saver
 
@@ -381,9 +410,8 @@ def write_dev_config(source: Path, target: Path) -> dict[str, Any]:
     config never drifts from what is deployed.
     """
     config: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
-    module = "./src/assistant/storage.py"
-    config["checkpointer"] = {**config.get("checkpointer", {}), "path": f"{module}:checkpointer"}
-    config["store"] = {**config.get("store", {}), "path": f"{module}:store"}
+    config["checkpointer"] = {**config.get("checkpointer", {}), "path": CHECKPOINTER_PATH}
+    config["store"] = {**config.get("store", {}), "path": STORE_PATH}
     target.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return config
 
