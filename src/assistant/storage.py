@@ -40,14 +40,18 @@ from assistant.models import EMBEDDING_DIMS, get_embeddings
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CHECKPOINTER_PATH",
     "DATA_DIR_ENV",
     "DEFAULT_DATA_DIR",
+    "DEV_CONFIG",
     "POSTGRES_URI_ENV",
+    "STORE_PATH",
     "StorageError",
     "checkpointer",
     "database_uri",
     "embedded_postgres",
     "hide_password",
+    "open_checkpointer",
     "open_store",
     "postgres_uri",
     "stop_embedded_postgres",

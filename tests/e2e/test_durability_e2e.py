@@ -28,6 +28,7 @@ from e2e_helpers import (
     unique,
 )
 from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
 
 from helpers import create_database
 
@@ -174,3 +175,37 @@ async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
     second.stop()
     third.stop()
     assert not (data / "postmaster.pid").exists(), "the last server out did not stop Postgres"
+
+
+async def test_a_restored_thread_keeps_its_owner(
+    tmp_path: Path, start_dev_server: StartServer, database: str
+) -> None:
+    """With auth, the thread re-created after a crash is still its owner's, and only theirs."""
+    env: dict[str, str | None] = {
+        "ASSISTANT_DEV_TOKENS": "tok-alice=alice,tok-bob=bob",
+        "ASSISTANT_JWT_SECRET": None,
+        "ASSISTANT_ADMIN_TOKEN": None,
+    }
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database, "auth": True}
+    alice_headers = {"Authorization": "Bearer tok-alice"}
+    bob_headers = {"Authorization": "Bearer tok-bob"}
+    workdir = tmp_path / "owner"
+
+    first = start_dev_server(workdir, env=env, **options)
+    async with get_client(url=first.url, api_key=None, headers=alice_headers) as alice:
+        thread = await new_thread(alice)
+        await run_turn(first, alice, thread, "I live in Hangzhou.")
+        before = await thread_values(alice, thread)
+        first.kill()
+
+    second = start_dev_server(workdir, env=env, **options)
+    async with (
+        get_client(url=second.url, api_key=None, headers=alice_headers) as alice,
+        get_client(url=second.url, api_key=None, headers=bob_headers) as bob,
+    ):
+        restored = await alice.threads.get(thread)
+        assert restored["metadata"].get("owner") == "alice", restored
+        assert _messages(await thread_values(alice, thread)) == _messages(before)
+        with pytest.raises(NotFoundError):
+            await bob.threads.get(thread)
+        assert [t["thread_id"] for t in await bob.threads.search()] == []
