@@ -388,24 +388,30 @@ async def _sync(
     index: _UserIndex,
     revision: str | None,
     items: list[Item],
+    stored: dict[str, np.ndarray[Any, np.dtype[np.float32]]] | None = None,
 ) -> None:
     """Bring ``index`` in step with ``items``: drop what is gone, add or re-embed what changed.
 
     Unchanged facts keep their rows and vectors, so a refresh that finds nothing new
     costs one pass over the listing. New texts take the vectors kept in the store when
-    there are any, and only the rest are embedded (and their vectors kept).
+    there are any (``stored``, when the caller has read them already), and only the
+    rest are embedded (and their vectors kept).
     """
     listed = {item.key: item for item in items}
     for key in [key for key in index.rows if key not in listed]:
         index.remove(key)
-    await _upsert_changed(store, namespace, index, items)
+    await _upsert_changed(store, namespace, index, items, stored)
     index.revision = revision
     index.ready = True
     index.synced_at = time.monotonic()
 
 
 async def _upsert_changed(
-    store: BaseStore, namespace: tuple[str, ...], index: _UserIndex, items: list[Item]
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    index: _UserIndex,
+    items: list[Item],
+    stored: dict[str, np.ndarray[Any, np.dtype[np.float32]]] | None = None,
 ) -> None:
     """Add or update ``items`` (current facts) whose value differs from the index's."""
     embeddings = store_embeddings(store)
@@ -424,7 +430,8 @@ async def _upsert_changed(
         index.upsert(item, index.vectors[index.rows[item.key]].copy())
     kept = {item.key for item in same_text}
     fresh = [item for item in changed if item.key not in kept]
-    stored = await _stored_vectors(store, namespace, fresh, embeddings)
+    if stored is None:
+        stored = await _stored_vectors(store, namespace, fresh, embeddings)
     reused: set[str] = set()
     for item in fresh:
         kept_vector = stored.get(item.key)
@@ -520,12 +527,13 @@ async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserInd
         return index if index.ready else None
     items, index.listed = await _list_current(store, namespace)
     new = [item for item in items if item.key not in index.rows]
+    stored = None
     if len(new) > COLD_EMBED_LIMIT:
         stored = await _stored_vectors(store, namespace, new, store_embeddings(store))
         if len(new) - len(stored) > COLD_EMBED_LIMIT:
             _in_background(store, namespace, index, revision, items)
             return index if index.ready else None
-    await _sync(store, namespace, index, revision, items)
+    await _sync(store, namespace, index, revision, items, stored)
     return index
 
 
