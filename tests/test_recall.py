@@ -21,8 +21,13 @@ from assistant.models import E5Embeddings
 
 
 @pytest.fixture
-def store(both_stores: BaseStore) -> BaseStore:
-    """Every test in this module runs on the in-memory store and on Postgres."""
+def store(both_stores: BaseStore, monkeypatch: pytest.MonkeyPatch) -> BaseStore:
+    """Every test in this module runs on the in-memory store and on Postgres.
+
+    Every search probes for writes made around the index (in a server, the searches of
+    one turn share a probe).
+    """
+    monkeypatch.setattr(memory_index, "PROBE_INTERVAL_S", 0.0)
     return both_stores
 
 

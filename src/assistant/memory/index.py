@@ -67,6 +67,10 @@ VECTOR_NAMESPACE = "memory_vectors"
 PROBE_SIZE = 16
 """Most recently written facts each search reads, to catch writes made around the index."""
 
+PROBE_INTERVAL_S = 0.5
+"""A user's index probes at most this often, so the several searches of one turn (the
+profile, recall, the extraction's recall) share one probe; the next turn probes again."""
+
 COLD_EMBED_LIMIT = 64
 """More unembedded facts than this are embedded in the background, not inline."""
 
@@ -138,6 +142,8 @@ class _UserIndex:
     building: asyncio.Task[None] | None = None
     listed: int = 0
     """Items (current and superseded) the namespace held at the last listing or probe."""
+    probed_at: float = 0.0
+    """When writes made around the index were last looked for (a listing or a probe)."""
 
     def __post_init__(self) -> None:
         self.keys: list[str] = []
@@ -403,7 +409,7 @@ async def _sync(
     await _upsert_changed(store, namespace, index, items, stored)
     index.revision = revision
     index.ready = True
-    index.synced_at = time.monotonic()
+    index.synced_at = index.probed_at = time.monotonic()
 
 
 async def _upsert_changed(
@@ -464,7 +470,11 @@ async def _probe(store: BaseStore, namespace: tuple[str, ...], index: _UserIndex
     the tail, where new keys land (an in-place raw edit of an old fact waits for the
     age refresh there).
     """
-    in_memory = isinstance(_base_store(store), InMemoryStore)
+    index.probed_at = time.monotonic()
+    base = _base_store(store)
+    in_memory = isinstance(base, InMemoryStore)
+    if isinstance(base, InMemoryStore) and len(base._data.get(namespace, ())) == index.listed:
+        return True  # no key was added (in process: the count is free to read)
     offset = max(index.listed - PROBE_SIZE, 0) if in_memory else 0
     limit = 2 * PROBE_SIZE if in_memory else PROBE_SIZE
     page = await store.asearch(namespace, limit=limit, offset=offset)
@@ -518,7 +528,11 @@ async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserInd
     if (
         index.ready
         and index.revision == revision
-        and (building or await _probe(store, namespace, index))
+        and (
+            building
+            or time.monotonic() - index.probed_at < PROBE_INTERVAL_S
+            or await _probe(store, namespace, index)
+        )
     ):
         if not building and time.monotonic() - index.synced_at > MAX_AGE_S:
             _in_background(store, namespace, index, revision, None)
