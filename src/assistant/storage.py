@@ -363,6 +363,9 @@ async def open_store(
         )
     from langgraph.store.postgres import AsyncPostgresStore
 
+    from assistant.compat import patch_postgres_store
+
+    patch_postgres_store()
     async with _pool(uri) as pool:
         postgres_store = AsyncPostgresStore(pool, index=index or _index())  # type: ignore[arg-type]
         await postgres_store.setup()
