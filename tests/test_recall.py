@@ -329,6 +329,24 @@ async def test_a_kept_vector_of_an_edited_text_is_not_reused(store: BaseStore) -
     assert await recalled(store, "dog named Rex", limit=1) == ["Has a dog named Rex"]
 
 
+async def test_a_fact_out_of_recall_leaves_no_kept_vector(store: BaseStore) -> None:
+    """A fact's vector approximates its text: it goes when the fact is deleted or replaced."""
+    vectors = ("memory_vectors", "user_facts", USER)
+    old = await save_memory(store, USER, "Lives in Hangzhou")
+    kept = await save_memory(store, USER, "Has a dog named Rex")
+    raw = await save_memory(store, USER, "Likes green tea")
+    assert {item.key for item in await store.asearch(vectors)} == {old, kept, raw}
+
+    await recalled(store, "anything")  # the index now holds all three
+    new = await memory.supersede_memory(store, USER, old, "Lives in Chengdu")
+    await store.adelete(("user_facts", USER), raw)  # behind the memory layer's back
+    await store.aput(("memory_index", USER), "user_facts", {"revision": "written-elsewhere"})
+    await recalled(store, "anything")  # lists again: raw is gone
+    await memory.delete_memory(store, USER, kept)
+
+    assert {item.key for item in await store.asearch(vectors)} == {new}
+
+
 async def test_a_stale_index_is_refreshed_in_the_background(
     store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

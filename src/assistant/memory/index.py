@@ -267,9 +267,9 @@ async def record_write(
     dims = await _dims(embeddings)
     index = _registry(store).get(namespace, dims)
     vector: list[float] | None = None
-    if value is None:
+    if value is None or not is_current(value):  # out of recall: its vector goes too
         await store.adelete(_vector_namespace(namespace), key)
-    elif is_current(value):
+    else:
         content = str(value.get("content", ""))
         known = index.items.get(key)
         if known is not None and known.value.get("content") == content:
@@ -404,8 +404,12 @@ async def _sync(
     rest are embedded (and their vectors kept).
     """
     listed = {item.key: item for item in items}
-    for key in [key for key in index.rows if key not in listed]:
+    gone = [key for key in index.rows if key not in listed]
+    for key in gone:
         index.remove(key)
+    if gone:  # deleted or superseded behind the index's back: drop their kept vectors too
+        vector_namespace = _vector_namespace(namespace)
+        await store.abatch([PutOp(vector_namespace, key, None) for key in gone])
     await _upsert_changed(store, namespace, index, items, stored)
     index.revision = revision
     index.ready = True
@@ -491,9 +495,12 @@ async def _probe(store: BaseStore, namespace: tuple[str, ...], index: _UserIndex
         return True
     if not in_memory and len(changed) == len(page) == PROBE_SIZE:
         return False
-    for item in changed:
-        if not is_current(item.value):
-            index.remove(item.key)
+    superseded = [item.key for item in changed if not is_current(item.value)]
+    for key in superseded:
+        index.remove(key)
+    if superseded:
+        vector_namespace = _vector_namespace(namespace)
+        await store.abatch([PutOp(vector_namespace, key, None) for key in superseded])
     await _upsert_changed(store, namespace, index, [i for i in changed if is_current(i.value)])
     return True
 
