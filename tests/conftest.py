@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,24 @@ async def both_stores(request: pytest.FixtureRequest) -> AsyncIterator[BaseStore
     async with open_store(uri, index=TEST_INDEX) as postgres_store:
         await empty_postgres_store(postgres_store)
         yield postgres_store
+
+
+@pytest.fixture
+def open_unit_postgres_store(
+    unit_postgres_uri: str,
+) -> Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]]:
+    """``async with open_unit_postgres_store(embeddings) as store``: an emptied Postgres store
+    indexed like the test store, with the given embeddings (``TEST_DIMS`` dims)."""
+    from assistant.storage import open_store
+
+    @asynccontextmanager
+    async def open_(embeddings: Embeddings) -> AsyncIterator[BaseStore]:
+        index = {"dims": TEST_DIMS, "embed": embeddings, "fields": ["content"]}
+        async with open_store(unit_postgres_uri, index=index) as postgres_store:
+            await empty_postgres_store(postgres_store)
+            yield postgres_store
+
+    return open_
 
 
 async def empty_postgres_store(postgres_store: Any) -> None:
