@@ -6,7 +6,7 @@ PORT ?= 2025
 RUNS ?= 10
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
 
-.PHONY: install dev demo test bench lint format clean
+.PHONY: install dev dev-memory demo test bench lint format clean
 
 install: $(VENV)/.installed
 
@@ -16,8 +16,16 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at once.
+## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at
+## once, durable: threads, checkpoints and memories in Postgres (POSTGRES_URI, or an
+## embedded one keeping its data in .assistant_data/postgres).
 dev: install
+	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
+	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --config .langgraph_dev.json \
+		--n-jobs-per-worker $(RUNS)
+
+## The same server with everything in memory (pickled to .langgraph_api/ on a clean stop).
+dev-memory: install
 	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --n-jobs-per-worker $(RUNS)
 
 ## Watch memory work with a scripted model: no API key needed.
@@ -46,4 +54,4 @@ format: install
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) .langgraph_api .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .langgraph_api .langgraph_dev.json .mypy_cache .ruff_cache .pytest_cache

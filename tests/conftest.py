@@ -10,8 +10,12 @@ import asyncio
 import hashlib
 import math
 import re
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, Field
 
@@ -30,6 +35,7 @@ from assistant import models, providers
 from assistant.context import Context
 from assistant.devserver import PROVIDER_ENV
 from assistant.graph import builder
+from helpers import create_database
 
 PROVIDER_ENV_VARS = PROVIDER_ENV
 
@@ -102,9 +108,84 @@ def make_test_store() -> InMemoryStore:
     )
 
 
+TEST_INDEX: dict[str, Any] = {"dims": TEST_DIMS, "embed": TestEmbeddings(), "fields": ["content"]}
+"""The test store's index: production's shape with the small test embedder."""
+
+
 @pytest.fixture
 def store() -> InMemoryStore:
     return make_test_store()
+
+
+# --------------------------------------------------------------------------- postgres
+
+
+@pytest.fixture(scope="session")
+def postgres_uri() -> Iterator[str]:
+    """An embedded Postgres with pgvector (pgserver) for this test session, started here.
+
+    Its data lives in a fresh temp folder (a short path, since the server's socket is
+    there), removed with the server at the end of the session.
+    """
+    from assistant.storage import embedded_postgres, stop_embedded_postgres
+
+    folder = Path(tempfile.mkdtemp(prefix="assistant-pg-"))
+    try:
+        yield embedded_postgres(folder / "data")
+    finally:
+        stop_embedded_postgres(folder / "data")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def unit_postgres_uri(postgres_uri: str) -> str:
+    """The database the unit tests' Postgres stores use (indexed with ``TEST_DIMS``)."""
+    return create_database(postgres_uri, "unit_tests")
+
+
+STORE_KINDS = ["memory", pytest.param("postgres", marks=pytest.mark.postgres)]
+"""Both stores the assistant runs on: ``InMemoryStore`` and ``AsyncPostgresStore``."""
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def both_stores(request: pytest.FixtureRequest) -> AsyncIterator[BaseStore]:
+    """The test store, once in memory and once in an emptied Postgres database.
+
+    A module runs its tests on both by overriding ``store`` with this fixture.
+    """
+    if request.param == "memory":
+        yield make_test_store()
+        return
+    from assistant.storage import open_store
+
+    uri = request.getfixturevalue("unit_postgres_uri")
+    async with open_store(uri, index=TEST_INDEX) as postgres_store:
+        await empty_postgres_store(postgres_store)
+        yield postgres_store
+
+
+@pytest.fixture
+def open_unit_postgres_store(
+    unit_postgres_uri: str,
+) -> Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]]:
+    """``async with open_unit_postgres_store(embeddings) as store``: an emptied Postgres store
+    indexed like the test store, with the given embeddings (``TEST_DIMS`` dims)."""
+    from assistant.storage import open_store
+
+    @asynccontextmanager
+    async def open_(embeddings: Embeddings) -> AsyncIterator[BaseStore]:
+        index = {"dims": TEST_DIMS, "embed": embeddings, "fields": ["content"]}
+        async with open_store(unit_postgres_uri, index=index) as postgres_store:
+            await empty_postgres_store(postgres_store)
+            yield postgres_store
+
+    return open_
+
+
+async def empty_postgres_store(postgres_store: Any) -> None:
+    """Delete every item (and vector) of a Postgres store, so each test starts empty."""
+    async with postgres_store.conn.connection() as conn:
+        await conn.execute("TRUNCATE store, store_vectors")
 
 
 @pytest.fixture

@@ -121,3 +121,16 @@ async def current_facts(store: BaseStore, user_id: str) -> list[str]:
     """The content of ``user_id``'s current (not superseded) facts, sorted."""
     items = await store.asearch(("user_facts", user_id), limit=100)
     return sorted(str(i.value["content"]) for i in items if i.value["status"] == "current")
+
+
+def create_database(uri: str, name: str) -> str:
+    """Create database ``name`` (if new) on the server at ``uri`` and return its URI."""
+    import psycopg
+
+    from assistant.storage import database_uri
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return database_uri(uri, name)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from langgraph.store.base import Item
+from langgraph.store.base import BaseStore, Item
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
@@ -35,6 +35,13 @@ from helpers import (
     stored_facts,
     system_prompt,
 )
+
+
+@pytest.fixture
+def store(both_stores: BaseStore) -> BaseStore:
+    """Every test in this module runs on the in-memory store and on Postgres."""
+    return both_stores
+
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel

@@ -114,7 +114,9 @@ def test_no_secrets_are_baked_in(dockerfile: str) -> None:
         assert secret not in dockerfile
 
 
-@pytest.mark.parametrize("local_only", [".env", ".venv", ".langgraph_api"])
+@pytest.mark.parametrize(
+    "local_only", [".env", ".venv", ".langgraph_api", ".assistant_data", ".langgraph_dev.json"]
+)
 def test_build_context_leaves_out_local_secrets_and_dev_data(local_only: str) -> None:
     ignore_file = REPO_ROOT / ".dockerignore"
     assert ignore_file.is_file(), "no .dockerignore next to langgraph.json"

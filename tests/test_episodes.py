@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
@@ -17,6 +18,13 @@ from assistant.memory import episodes as episodes_module
 from assistant.memory import recall_episodes, save_episode, user_episodes_namespace
 from assistant.tokens import count_text_tokens
 from helpers import between, config, operations_json, system_prompt
+
+
+@pytest.fixture
+def store(both_stores: BaseStore) -> BaseStore:
+    """Every test in this module runs on the in-memory store and on Postgres."""
+    return both_stores
+
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant import models
@@ -26,6 +27,13 @@ from assistant.memory import (
     validate_user_id,
 )
 from assistant.models import EMBEDDING_DIMS, E5Embeddings
+
+
+@pytest.fixture
+def store(both_stores: BaseStore) -> BaseStore:
+    """Every test in this module runs on the in-memory store and on Postgres."""
+    return both_stores
+
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,12 +6,20 @@ import itertools
 from typing import TYPE_CHECKING
 
 import pytest
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
 from assistant.memory import confirm_memory, save_memory
 from assistant.tokens import count_text_tokens
 from helpers import between, lines, rule_based_operations, system_prompt
+
+
+@pytest.fixture
+def store(both_stores: BaseStore) -> BaseStore:
+    """Every test in this module runs on the in-memory store and on Postgres."""
+    return both_stores
+
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel

@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import assistant
 
@@ -114,6 +114,12 @@ class DevServer:
     """Runs the server executes at once."""
     startup_timeout_s: float = 120.0
     """How long to wait for the server to answer before giving up."""
+    storage: Literal["memory", "postgres"] = "memory"
+    """Where threads, checkpoints and the store live: the dev runtime's pickles
+    (``memory``), or Postgres with pgvector (``postgres``, what ``make dev`` serves)."""
+    postgres_uri: str | None = None
+    """With ``storage="postgres"``: the Postgres to use; None starts the embedded one with
+    its data in ``workdir/.assistant_data/postgres``."""
 
     process: subprocess.Popen[bytes] | None = None
     _log: IO[bytes] | None = None
@@ -161,6 +167,11 @@ class DevServer:
                 "path": f"{PACKAGE_DIR / 'auth.py'}:auth",
                 "disable_studio_auth": True,
             }
+        if self.storage == "postgres":
+            from assistant.storage import CHECKPOINTER_PATH, STORE_PATH
+
+            config["checkpointer"] = {"path": CHECKPOINTER_PATH}
+            config["store"]["path"] = STORE_PATH
         path = self.workdir / "langgraph.json"
         path.write_text(json.dumps(config, indent=2), encoding="utf-8")
         return path
@@ -173,6 +184,9 @@ class DevServer:
         env.update(QUIET_ENV)
         if self.scripted:
             env["ASSISTANT_SCRIPTED_LOG"] = str(self.scripted_log_path)
+        env.pop("POSTGRES_URI", None)
+        if self.storage == "postgres" and self.postgres_uri:
+            env["POSTGRES_URI"] = self.postgres_uri
         for name, value in self.env.items():
             if value is None:
                 env.pop(name, None)
@@ -244,6 +258,16 @@ class DevServer:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def kill(self) -> None:
+        """Crash the server: SIGKILL its whole process group, no chance to save anything."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
         if self._log is not None:
             self._log.close()
             self._log = None

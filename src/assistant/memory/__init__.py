@@ -52,6 +52,7 @@ from assistant.memory.namespaces import (
 )
 from assistant.memory.turns import record_turn, settle_turn
 from assistant.models import EMBEDDING_DIMS, get_embeddings
+from assistant.storage import StorageError, open_store
 
 patch_inmemory_store()
 
@@ -68,6 +69,7 @@ __all__ = [
     "TURNS_NAMESPACE",
     "MemoryOperation",
     "MemoryOperations",
+    "StorageError",
     "apply_operations",
     "confirm_memory",
     "delete_memory",
@@ -80,6 +82,7 @@ __all__ = [
     "list_memories",
     "make_store",
     "normalize_fact",
+    "open_store",
     "profile",
     "recall",
     "record_turn",

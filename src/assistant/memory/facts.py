@@ -15,6 +15,10 @@ A stored fact's value::
 Nothing is silently lost: an update keeps the old wording in ``history``; a
 contradiction marks the old fact ``superseded`` (with ``superseded_by`` and
 ``valid_until``) and keeps it in the store for audit, out of recall.
+
+A new fact's key is derived from its normalised text (:func:`fact_key`), so two
+processes that add the same fact for the same user at the same moment (two threads of
+one user, served by two replicas) write one item, not two.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ __all__ = [
     "MAX_FACT_CHARS",
     "confirm_memory",
     "delete_memory",
+    "fact_key",
     "get_memory",
     "list_memories",
     "normalize_fact",
@@ -67,6 +72,21 @@ def normalize_fact(content: str) -> str:
     return "".join(ch for ch in folded if ch.isalnum())
 
 
+_FACT_KEYS = uuid.UUID("6f1d2c1e-5b7a-4c43-9d1e-2a8f0b6c7d3e")
+"""Namespace of the uuid5 keys of facts."""
+
+
+def fact_key(content: str) -> str:
+    """The key a new fact is stored under: the same for the same normalised text.
+
+    >>> fact_key("Lives in  Hangzhou.") == fact_key("lives in hangzhou")
+    True
+    >>> fact_key("Lives in Hangzhou") == fact_key("Lives in Chengdu")
+    False
+    """
+    return uuid.uuid5(_FACT_KEYS, normalize_fact(content) or content).hex
+
+
 def _clean(content: str) -> str:
     content = content.strip()
     if not content:
@@ -86,6 +106,12 @@ async def _put(store: BaseStore, user_id: str, key: str, value: dict[str, Any]) 
 
 async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: Any) -> str:
     """Store one new, current fact for ``user_id`` and return its key.
+
+    The key is :func:`fact_key` of the content. When a current fact with that key is
+    already stored (the same fact, added meanwhile by another process), nothing is
+    written and its key is returned. When that key holds a superseded fact (the user
+    went back to something they had changed), the new fact gets a fresh random key, so
+    the old one keeps its history.
 
     Args:
         store: The store to write to.
@@ -112,7 +138,12 @@ async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: 
         "created_at": now,
         "updated_at": now,
     }
-    key = uuid.uuid4().hex
+    key = fact_key(content)
+    existing = await store.aget(user_facts_namespace(user_id), key)
+    if existing is not None:
+        if is_current(existing.value):
+            return key
+        key = uuid.uuid4().hex
     await _put(store, user_id, key, value)
     return key
 

@@ -2,23 +2,32 @@
 
 The store stays the source of truth; this index only makes hybrid recall fast (a
 dot product and an inverted-index lookup instead of a store scan) and lets it fuse
-vector and keyword rankings. It is kept in step three ways:
+vector and keyword rankings. It is kept in step four ways:
 
 * writes through :mod:`assistant.memory` update it in place and record a new
   revision token in the store (namespace ``("memory_index", user_id)``);
 * every search first reads that token; when another process or store wrapper wrote
-  since, the user's facts are listed again (only new texts are embedded);
+  since, the user's facts are listed again;
+* every search also reads the user's few most recently written facts (a probe), so a
+  fact written by any other path (the store HTTP API, a script) is recalled on the
+  next turn;
 * the final hits are re-read from the store, so a fact deleted or superseded behind
   the index's back is never returned.
 
-A user seen for the first time is listed and embedded once; while a large backlog
-(over :data:`COLD_EMBED_LIMIT` texts) is embedded in the background, searches use
-the store's own vector search instead.
+Each fact's vector is kept in the store next to it (namespace
+``("memory_vectors", *namespace)``, same key, with the hash of the text it embeds),
+so a process that lists a user's facts embeds only what no process has embedded
+before: a fresh server process, or another replica, recalling over 1,000 facts
+embeds the query and nothing else. Only when more than :data:`COLD_EMBED_LIMIT`
+facts have no stored vector are they embedded in the background, while searches use
+the store's own vector search.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import logging
 import math
 import time
@@ -32,7 +41,8 @@ from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem
+from langgraph.store.memory import InMemoryStore
 
 from assistant.memory.lexical import BM25Index
 from assistant.memory.query import (
@@ -58,6 +68,16 @@ __all__ = [
 
 REVISION_NAMESPACE = "memory_index"
 """Namespace label of the per-user revision token."""
+
+VECTOR_NAMESPACE = "memory_vectors"
+"""First label of the namespace that keeps each fact's vector, next to the fact's own."""
+
+PROBE_SIZE = 16
+"""Most recently written facts each search reads, to catch writes made around the index."""
+
+PROBE_INTERVAL_S = 0.5
+"""A user's index probes at most this often, so the several searches of one turn (the
+profile, recall, the extraction's recall) share one probe; the next turn probes again."""
 
 COLD_EMBED_LIMIT = 64
 """More unembedded facts than this are embedded in the background, not inline."""
@@ -148,6 +168,10 @@ class _UserIndex:
     ready: bool = False
     synced_at: float = 0.0
     building: asyncio.Task[None] | None = None
+    listed: int = 0
+    """Items (current and superseded) the namespace held at the last listing or probe."""
+    probed_at: float = 0.0
+    """When writes made around the index were last looked for (a listing or a probe)."""
 
     def __post_init__(self) -> None:
         self.keys: list[str] = []
@@ -161,7 +185,7 @@ class _UserIndex:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def upsert(self, item: Item, vector: Sequence[float]) -> None:
+    def upsert(self, item: Item, vector: Sequence[float] | np.ndarray[Any, Any]) -> None:
         row = self.rows.get(item.key)
         if row is None:
             row = len(self.keys)
@@ -265,7 +289,10 @@ def is_current(value: dict[str, Any]) -> bool:
 async def record_write(
     store: BaseStore, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None
 ) -> None:
-    """Tell the index that ``key`` was written (``value``) or deleted (None) in the store."""
+    """Tell the index that ``key`` was written (``value``) or deleted (None) in the store.
+
+    A current fact's vector is stored next to it, so no other process embeds it again.
+    """
     revision_namespace, revision_key = _revision_key(namespace)
     stored = await store.aget(revision_namespace, revision_key)
     new_revision = uuid.uuid4().hex
@@ -273,17 +300,104 @@ async def record_write(
     embeddings = store_embeddings(store)
     dims = await _dims(embeddings)
     index = _registry(store).get(namespace, dims)
+    vector: list[float] | None = None
+    if value is None or not is_current(value):  # out of recall: its vector goes too
+        await store.adelete(_vector_namespace(namespace), key)
+    else:
+        content = str(value.get("content", ""))
+        known = index.items.get(key)
+        if known is not None and known.value.get("content") == content:
+            vector = index.vectors[index.rows[key]].tolist()
+        else:
+            [vector] = await embeddings.aembed_documents([content])
+            await _save_vectors(store, namespace, {key: (content, vector)}, embeddings)
     if not index.ready or index.revision != (stored.value.get("revision") if stored else None):
         index.revision = None  # someone else wrote too: the next search lists again
         return
-    if value is None or not is_current(value):
+    if value is None or vector is None:
         index.remove(key)
     else:
         now = datetime.now(UTC)
         item = Item(value=value, key=key, namespace=namespace, created_at=now, updated_at=now)
-        [vector] = await embeddings.aembed_documents([str(value.get("content", ""))])
         index.upsert(item, vector)
     index.revision = new_revision
+
+
+def _vector_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    return (VECTOR_NAMESPACE, *namespace)
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _embedder_id(embeddings: Embeddings) -> str:
+    """Which embedder made a stored vector: vectors of another one are never reused."""
+    kind = type(embeddings)
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None) or ""
+    return f"{kind.__module__}.{kind.__qualname__}/{model}"
+
+
+async def _save_vectors(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    vectors: dict[str, tuple[str, Sequence[float]]],
+    embeddings: Embeddings,
+) -> None:
+    """Store ``{key: (text, vector)}`` next to the facts (not indexed themselves)."""
+    embedder = _embedder_id(embeddings)
+    await store.abatch(
+        [
+            PutOp(
+                _vector_namespace(namespace),
+                key,
+                {
+                    "text_sha256": _text_hash(text),
+                    "embedder": embedder,
+                    "vector": base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode(
+                        "ascii"
+                    ),
+                },
+                index=False,
+            )
+            for key, (text, vector) in vectors.items()
+        ]
+    )
+
+
+async def _stored_vectors(
+    store: BaseStore, namespace: tuple[str, ...], items: list[Item], embeddings: Embeddings
+) -> dict[str, np.ndarray[Any, np.dtype[np.float32]]]:
+    """The kept vectors of ``items`` whose text and embedder still match, by key."""
+    if not items:
+        return {}
+    vector_namespace = _vector_namespace(namespace)
+    stored: list[Item | None]
+    if len(items) <= PROBE_SIZE:
+        results = await store.abatch([GetOp(vector_namespace, item.key) for item in items])
+        stored = [result if isinstance(result, Item) else None for result in results]
+    else:
+        listed: dict[str, Item] = {}
+        offset = 0
+        while True:
+            page = await store.asearch(vector_namespace, limit=LIST_PAGE, offset=offset)
+            listed.update((found.key, found) for found in page)
+            if len(page) < LIST_PAGE:
+                break
+            offset += LIST_PAGE
+        stored = [listed.get(item.key) for item in items]
+    embedder = _embedder_id(embeddings)
+    found: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
+    for item, kept in zip(items, stored, strict=True):
+        if kept is None or kept.value.get("embedder") != embedder:
+            continue
+        if kept.value.get("text_sha256") != _text_hash(str(item.value.get("content", ""))):
+            continue
+        try:
+            found[item.key] = np.frombuffer(base64.b64decode(kept.value["vector"]), dtype="<f4")
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
 
 
 _DIMS: weakref.WeakKeyDictionary[Embeddings, int] = weakref.WeakKeyDictionary()
@@ -296,14 +410,15 @@ async def _dims(embeddings: Embeddings) -> int:
     return dims
 
 
-async def _list_current(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+async def _list_current(store: BaseStore, namespace: tuple[str, ...]) -> tuple[list[Item], int]:
+    """The namespace's current facts, and how many items (current or not) it holds."""
     items: list[Item] = []
     offset = 0
     while True:
         page = await store.asearch(namespace, limit=LIST_PAGE, offset=offset)
         items.extend(item for item in page if is_current(item.value))
         if len(page) < LIST_PAGE:
-            return items
+            return items, offset + len(page)
         offset += LIST_PAGE
 
 
@@ -313,16 +428,37 @@ async def _sync(
     index: _UserIndex,
     revision: str | None,
     items: list[Item],
+    stored: dict[str, np.ndarray[Any, np.dtype[np.float32]]] | None = None,
 ) -> None:
     """Bring ``index`` in step with ``items``: drop what is gone, add or re-embed what changed.
 
     Unchanged facts keep their rows and vectors, so a refresh that finds nothing new
-    costs one pass over the listing.
+    costs one pass over the listing. New texts take the vectors kept in the store when
+    there are any (``stored``, when the caller has read them already), and only the
+    rest are embedded (and their vectors kept).
     """
-    embeddings = store_embeddings(store)
     listed = {item.key: item for item in items}
-    for key in [key for key in index.rows if key not in listed]:
+    gone = [key for key in index.rows if key not in listed]
+    for key in gone:
         index.remove(key)
+    if gone:  # deleted or superseded behind the index's back: drop their kept vectors too
+        vector_namespace = _vector_namespace(namespace)
+        await store.abatch([PutOp(vector_namespace, key, None) for key in gone])
+    await _upsert_changed(store, namespace, index, items, stored)
+    index.revision = revision
+    index.ready = True
+    index.synced_at = index.probed_at = time.monotonic()
+
+
+async def _upsert_changed(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    index: _UserIndex,
+    items: list[Item],
+    stored: dict[str, np.ndarray[Any, np.dtype[np.float32]]] | None = None,
+) -> None:
+    """Add or update ``items`` (current facts) whose value differs from the index's."""
+    embeddings = store_embeddings(store)
     changed = [
         item
         for item in items
@@ -338,14 +474,69 @@ async def _sync(
         index.upsert(item, index.vectors[index.rows[item.key]].copy())
     kept = {item.key for item in same_text}
     fresh = [item for item in changed if item.key not in kept]
-    texts = [str(item.value.get("content", "")) for item in fresh]
-    for start in range(0, len(texts), EMBED_BATCH):
-        vectors = await embeddings.aembed_documents(texts[start : start + EMBED_BATCH])
-        for item, vector in zip(fresh[start : start + EMBED_BATCH], vectors, strict=True):
+    if stored is None:
+        stored = await _stored_vectors(store, namespace, fresh, embeddings)
+    reused: set[str] = set()
+    for item in fresh:
+        kept_vector = stored.get(item.key)
+        if kept_vector is not None and len(kept_vector) == index.dims:
+            index.upsert(item, kept_vector)
+            reused.add(item.key)
+    unembedded = [item for item in fresh if item.key not in reused]
+    for start in range(0, len(unembedded), EMBED_BATCH):
+        batch = unembedded[start : start + EMBED_BATCH]
+        texts = [str(item.value.get("content", "")) for item in batch]
+        vectors = await embeddings.aembed_documents(texts)
+        for item, vector in zip(batch, vectors, strict=True):
             index.upsert(item, vector)
-    index.revision = revision
-    index.ready = True
-    index.synced_at = time.monotonic()
+        await _save_vectors(
+            store,
+            namespace,
+            {
+                item.key: (text, vector)
+                for item, text, vector in zip(batch, texts, vectors, strict=True)
+            },
+            embeddings,
+        )
+
+
+async def _probe(store: BaseStore, namespace: tuple[str, ...], index: _UserIndex) -> bool:
+    """Bring in facts written around the index since it was built; False when too many.
+
+    Postgres lists a namespace newest first, so the probe reads the first
+    :data:`PROBE_SIZE` items; ``InMemoryStore`` lists in insertion order, so it reads
+    the tail, where new keys land (an in-place raw edit of an old fact waits for the
+    age refresh there).
+    """
+    index.probed_at = time.monotonic()
+    base = _base_store(store)
+    in_memory = isinstance(base, InMemoryStore)
+    if isinstance(base, InMemoryStore) and len(base._data.get(namespace, ())) == index.listed:
+        return True  # no key was added (in process: the count is free to read)
+    offset = max(index.listed - PROBE_SIZE, 0) if in_memory else 0
+    limit = 2 * PROBE_SIZE if in_memory else PROBE_SIZE
+    page = await store.asearch(namespace, limit=limit, offset=offset)
+    if in_memory:
+        if len(page) == limit:
+            return False  # more new items than the probe holds: list them all
+        index.listed = offset + len(page)
+    changed = [
+        item
+        for item in page
+        if (known := index.items.get(item.key)) is None or known.value != item.value
+    ]
+    if not changed:
+        return True
+    if not in_memory and len(changed) == len(page) == PROBE_SIZE:
+        return False
+    superseded = [item.key for item in changed if not is_current(item.value)]
+    for key in superseded:
+        index.remove(key)
+    if superseded:
+        vector_namespace = _vector_namespace(namespace)
+        await store.abatch([PutOp(vector_namespace, key, None) for key in superseded])
+    await _upsert_changed(store, namespace, index, [i for i in changed if is_current(i.value)])
+    return True
 
 
 async def _current_revision(store: BaseStore, namespace: tuple[str, ...]) -> str | None:
@@ -362,9 +553,9 @@ def _in_background(
     items: list[Item] | None,
 ) -> None:
     async def build() -> None:
-        await _sync(
-            store, namespace, index, revision, items or await _list_current(store, namespace)
-        )
+        if items is None:
+            listed, index.listed = await _list_current(store, namespace)
+        await _sync(store, namespace, index, revision, listed if items is None else items)
 
     index.building = asyncio.create_task(build())
     index.building.add_done_callback(_log_failure)
@@ -375,18 +566,29 @@ async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserInd
     index = _registry(store).get(namespace, await _dims(store_embeddings(store)))
     revision = await _current_revision(store, namespace)
     building = index.building is not None and not index.building.done()
-    if index.ready and index.revision == revision:
+    if (
+        index.ready
+        and index.revision == revision
+        and (
+            building
+            or time.monotonic() - index.probed_at < PROBE_INTERVAL_S
+            or await _probe(store, namespace, index)
+        )
+    ):
         if not building and time.monotonic() - index.synced_at > MAX_AGE_S:
             _in_background(store, namespace, index, revision, None)
         return index
     if building:
         return index if index.ready else None
-    items = await _list_current(store, namespace)
-    unembedded = sum(1 for item in items if item.key not in index.rows)
-    if unembedded > COLD_EMBED_LIMIT:
-        _in_background(store, namespace, index, revision, items)
-        return index if index.ready else None
-    await _sync(store, namespace, index, revision, items)
+    items, index.listed = await _list_current(store, namespace)
+    new = [item for item in items if item.key not in index.rows]
+    stored = None
+    if len(new) > COLD_EMBED_LIMIT:
+        stored = await _stored_vectors(store, namespace, new, store_embeddings(store))
+        if len(new) - len(stored) > COLD_EMBED_LIMIT:
+            _in_background(store, namespace, index, revision, items)
+            return index if index.ready else None
+    await _sync(store, namespace, index, revision, items, stored)
     return index
 
 
@@ -400,7 +602,8 @@ async def warm_index(store: BaseStore, namespace: tuple[str, ...]) -> int:
         await index.building
     revision = await _current_revision(store, namespace)
     if not index.ready or index.revision != revision:
-        await _sync(store, namespace, index, revision, await _list_current(store, namespace))
+        items, index.listed = await _list_current(store, namespace)
+        await _sync(store, namespace, index, revision, items)
     return len(index)
 
 

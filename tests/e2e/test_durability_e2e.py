@@ -1,0 +1,211 @@
+"""Durable `make dev`: threads, checkpoints and memories in Postgres survive a crash.
+
+Each test starts `langgraph dev` with ``storage="postgres"`` (what ``make dev`` serves),
+on a database of its own in the embedded Postgres the test session starts, or on an
+embedded Postgres the server starts itself in its working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import (
+    StartServer,
+    current_facts,
+    new_thread,
+    run_turn,
+    stored_episodes,
+    stored_items,
+    thread_values,
+    unique,
+)
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
+
+from helpers import create_database
+
+pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
+
+SMALL_BUDGET = {"max_context_tokens": 120, "keep_recent_tokens": 50, "summary_max_tokens": 80}
+"""Small enough that the third turn is compressed into a summary."""
+
+
+@pytest.fixture
+def database(postgres_uri: str) -> str:
+    """A fresh database for one test, in the session's embedded Postgres."""
+    return create_database(postgres_uri, f"e2e_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+def pg_folder() -> Iterator[Path]:
+    """A temp folder for an embedded Postgres of the test's own, outside pytest's tmp.
+
+    As root, pgserver runs Postgres as user ``pgserver``, which must traverse the
+    folders above its data; pytest keeps its temp root private (0700).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="assistant-pg-"))
+    yield folder / "data"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _messages(values: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(m["id"], m["type"], m["content"]) for m in values["messages"]]
+
+
+async def test_a_crash_right_after_a_run_loses_nothing(
+    tmp_path: Path, start_dev_server: StartServer, database: str
+) -> None:
+    workdir = tmp_path / "crash"
+    user_id = unique("crash")
+    marker = unique("crash")
+    context: dict[str, Any] = {"user_id": user_id, **SMALL_BUDGET}
+
+    first = start_dev_server(workdir, storage="postgres", postgres_uri=database)
+    async with get_client(url=first.url, api_key=None) as sdk:
+        old_thread = await new_thread(sdk)
+        for text in (
+            f"({marker} 1) Hi, my name is Alice and I live in Hangzhou.",
+            f"({marker} 2) I am allergic to peanuts, so please keep that in mind.",
+            f"({marker} 3) I really like green tea with jasmine in the afternoon.",
+        ):
+            await run_turn(first, sdk, old_thread, text, **context)
+        old_before = await thread_values(sdk, old_thread)
+        # A thread created and run moments before the crash: its record is not yet
+        # flushed by the dev runtime (every ~10 s).
+        new = await new_thread(sdk)
+        await run_turn(first, sdk, new, f"({marker} 4) I work as a nurse.", user_id=user_id)
+        new_before = await thread_values(sdk, new)
+        facts_before = await stored_items(sdk, ["user_facts", user_id])
+        episodes_before = await stored_episodes(sdk, user_id)
+        first.kill()  # SIGKILL of the whole process group, as soon as the run returned
+
+    assert old_before.get("summary"), f"no summary after three turns: {old_before}"
+    assert any("nurse" in fact["content"] for fact in facts_before.values()), facts_before
+
+    second = start_dev_server(workdir, storage="postgres", postgres_uri=database)
+    async with get_client(url=second.url, api_key=None) as sdk:
+        old_after = await thread_values(sdk, old_thread)
+        assert _messages(old_after) == _messages(old_before), second.log_tail()
+        assert old_after["summary"] == old_before["summary"]
+        new_after = await thread_values(sdk, new)
+        assert _messages(new_after) == _messages(new_before), second.log_tail()
+        thread = await sdk.threads.get(new)
+        assert thread["thread_id"] == new
+        assert await stored_items(sdk, ["user_facts", user_id]) == facts_before
+        assert await stored_episodes(sdk, user_id) == episodes_before
+
+        values = await run_turn(second, sdk, new, f"({marker} 5) Where do I work?", user_id=user_id)
+        assert len(values["messages"]) == len(new_before["messages"]) + 2
+
+
+async def test_postgres_restarted_under_a_running_server(
+    tmp_path: Path, start_dev_server: StartServer, pg_folder: Path
+) -> None:
+    from pgserver._commands import pg_ctl
+
+    from assistant.storage import embedded_postgres, stop_embedded_postgres
+
+    data = pg_folder
+    uri = embedded_postgres(data)
+    try:
+        server = start_dev_server(tmp_path / "server", storage="postgres", postgres_uri=uri)
+        user_id = unique("restart")
+        context = {"user_id": user_id}
+        async with get_client(url=server.url, api_key=None) as sdk:
+            thread = await new_thread(sdk)
+            await run_turn(server, sdk, thread, "I live in Hangzhou.", **context)
+            before = await current_facts(sdk, user_id)
+
+            pg_ctl(["-w", "-m", "fast", "restart"], pgdata=data.resolve(), user="pgserver")
+
+            values = await run_turn(
+                server, sdk, thread, "I am allergic to peanuts.", user_id=user_id
+            )
+            assert len(values["messages"]) == 4
+            after = await current_facts(sdk, user_id)
+        assert before.items() <= after.items()
+        assert any("peanut" in fact["content"] for fact in after.values()), after
+    finally:
+        stop_embedded_postgres(data)
+
+
+def _postmaster_pid(data: Path) -> int:
+    return int((data / "postmaster.pid").read_text(encoding="utf-8").splitlines()[0])
+
+
+async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
+    tmp_path: Path, start_dev_server: StartServer, pg_folder: Path
+) -> None:
+    """The server's own embedded Postgres: killed dirty with it, then used by two servers."""
+    workdir = tmp_path / "embedded"
+    data = pg_folder
+    env: dict[str, str | None] = {"ASSISTANT_POSTGRES_DIR": str(data)}
+    user_id = unique("embedded")
+
+    first = start_dev_server(workdir, storage="postgres", env=env)
+    async with get_client(url=first.url, api_key=None) as sdk:
+        thread = await new_thread(sdk)
+        await run_turn(first, sdk, thread, "My name is Alice.", user_id=user_id)
+        facts = await current_facts(sdk, user_id)
+    assert facts
+    postgres = _postmaster_pid(data)
+    first.kill()
+    os.kill(postgres, signal.SIGKILL)  # the database dies mid-flight too: a dirty folder
+
+    second = start_dev_server(workdir, storage="postgres", env=env)
+    third = start_dev_server(tmp_path / "other", storage="postgres", env=env)  # same folder
+    async with (
+        get_client(url=second.url, api_key=None) as sdk,
+        get_client(url=third.url, api_key=None) as other,
+    ):
+        assert await current_facts(sdk, user_id) == facts
+        await run_turn(
+            third, other, await new_thread(other), "I live in Hangzhou.", user_id=user_id
+        )
+        assert len(await current_facts(sdk, user_id)) == len(facts) + 1
+    assert _postmaster_pid(data) != postgres
+    second.stop()
+    third.stop()
+    assert not (data / "postmaster.pid").exists(), "the last server out did not stop Postgres"
+
+
+async def test_a_restored_thread_keeps_its_owner(
+    tmp_path: Path, start_dev_server: StartServer, database: str
+) -> None:
+    """With auth, the thread re-created after a crash is still its owner's, and only theirs."""
+    env: dict[str, str | None] = {
+        "ASSISTANT_DEV_TOKENS": "tok-alice=alice,tok-bob=bob",
+        "ASSISTANT_JWT_SECRET": None,
+        "ASSISTANT_ADMIN_TOKEN": None,
+    }
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database, "auth": True}
+    alice_headers = {"Authorization": "Bearer tok-alice"}
+    bob_headers = {"Authorization": "Bearer tok-bob"}
+    workdir = tmp_path / "owner"
+
+    first = start_dev_server(workdir, env=env, **options)
+    async with get_client(url=first.url, api_key=None, headers=alice_headers) as alice:
+        thread = await new_thread(alice)
+        await run_turn(first, alice, thread, "I live in Hangzhou.")
+        before = await thread_values(alice, thread)
+        first.kill()
+
+    second = start_dev_server(workdir, env=env, **options)
+    async with (
+        get_client(url=second.url, api_key=None, headers=alice_headers) as alice,
+        get_client(url=second.url, api_key=None, headers=bob_headers) as bob,
+    ):
+        restored = await alice.threads.get(thread)
+        assert restored["metadata"].get("owner") == "alice", restored
+        assert _messages(await thread_values(alice, thread)) == _messages(before)
+        with pytest.raises(NotFoundError):
+            await bob.threads.get(thread)
+        assert [t["thread_id"] for t in await bob.threads.search()] == []
