@@ -69,6 +69,10 @@ BENCHES: tuple[Bench, ...] = (
         keep=("Per user turn", "Goal"),
     ),
     Bench("gate", ("bench/calls.py", "--gate-only"), ("bench/calls.py", "--gate-only")),
+    Bench("recall_stores", ("bench/recall_stores.py",)),
+    Bench("concurrency", ("bench/concurrency.py",)),
+    Bench("overhead", ("bench/overhead.py", "--sizes", "1000", "10000")),
+    Bench("load", ("bench/load.py",)),
 )
 
 
