@@ -30,7 +30,7 @@ dev-memory: install
 
 ## Watch memory work with a scripted model: no API key needed.
 demo: install
-	$(BIN)/python -m assistant.demo
+	$(BIN)/python examples/demo.py
 
 ## Lint, type-check and run every test (unit and end-to-end). CI runs exactly this.
 test: install

@@ -4,7 +4,7 @@ What is measured
     ``--workers`` processes (default 4), each with its own compiled graph
     (``assistant.graph.builder`` with ``AsyncPostgresSaver`` and ``AsyncPostgresStore``
     from ``assistant.storage``, its own connection pools) and the scripted model
-    (``assistant.scripted.ScriptedChatModel``: rule-based replies and fact extraction,
+    (``ScriptedChatModel`` from examples/scripted.py: rule-based replies and fact extraction,
     no network), on one Postgres with pgvector: the embedded one (started here, in a temp
     folder) or ``--postgres-uri``. Embeddings are the real bundled e5.
 
@@ -42,6 +42,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import _examples  # noqa: F401 (puts examples/ on the path: the workers import scripted)
 
 STATEMENTS = (
     "My name is {name}. I live in {city}.",
@@ -94,8 +96,8 @@ async def _worker(uri: str, tasks: Any, results: Any, worker: int) -> None:
     from assistant import models
     from assistant.context import Context
     from assistant.graph import builder
-    from assistant.scripted import ScriptedChatModel
     from assistant.storage import open_checkpointer, open_store
+    from scripted import ScriptedChatModel
 
     model = ScriptedChatModel()
     models.get_chat_model = lambda model_name="": model  # the one model seam

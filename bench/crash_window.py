@@ -30,8 +30,9 @@ from typing import Any
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
-from assistant.devserver import DevServer
+import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant.storage import database_uri, embedded_postgres, stop_embedded_postgres
+from devserver import DevServer
 
 ASSISTANT = "assistant"
 

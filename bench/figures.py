@@ -73,6 +73,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("concurrency", ("bench/concurrency.py",)),
     Bench("overhead", ("bench/overhead.py", "--sizes", "1000", "10000")),
     Bench("load", ("bench/load.py",)),
+    Bench("scale", ("bench/scale.py",)),
 )
 
 

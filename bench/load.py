@@ -1,7 +1,7 @@
 """Load test: many concurrent users against a real `langgraph dev`, assistant vs a bare echo graph.
 
 What it measures
-    One `langgraph dev` process on loopback (started like `assistant.devserver.DevServer`,
+    One `langgraph dev` process on loopback (started like `examples/devserver.py`'s `DevServer`,
     scripted offline model, ``--n-jobs-per-worker`` = ``--jobs``) serves two graphs: the
     ``assistant`` and ``echo`` (`bench/echo_graph.py`, one node that echoes the last
     message). Through langgraph-sdk, ``--users`` users each get their own thread and send
@@ -58,9 +58,10 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant.memory import normalize_fact
-from assistant.scripted import extract_statements
+from devserver import DevServer
+from scripted import extract_statements
 
 ECHO_GRAPH = Path(__file__).resolve().with_name("echo_graph.py")
 ASSISTANT_ID = "assistant"

@@ -73,6 +73,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
+import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import models
 from assistant.context import Context
 from assistant.graph import builder
@@ -82,9 +83,9 @@ from assistant.memory import make_store
 from assistant.nodes import recall as recall_module
 from assistant.nodes import respond as respond_module
 from assistant.prompting import build_system_prompt
-from assistant.scripted import ScriptedChatModel, scripted_summary
 from assistant.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
 from conversation import ALLERGY, HOME_CITY, NAME, NEW_CITY, describe, script
+from scripted import ScriptedChatModel, scripted_summary
 
 VARIANTS = ("ours", "full", "langmem")
 CHECKPOINTS = (10, 100, 300, 1000)

@@ -33,8 +33,8 @@ from pydantic import BaseModel, Field
 
 from assistant import models, providers
 from assistant.context import Context
-from assistant.devserver import PROVIDER_ENV
 from assistant.graph import builder
+from devserver import PROVIDER_ENV
 from helpers import create_database
 
 PROVIDER_ENV_VARS = PROVIDER_ENV

@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item
 
-from assistant import scripted
+import scripted
 from assistant.context import Context
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def adds_json(*facts: tuple[str, str, float]) -> str:
 
 
 def rule_based_operations(messages: list[BaseMessage]) -> str:
-    """Answer an extraction prompt with :func:`assistant.scripted.decide_operations`.
+    """Answer an extraction prompt with :func:`scripted.decide_operations` (examples/scripted.py).
 
     It reads the numbered ``<known_facts>`` and the ``<user_message>`` from the prompt,
     as a real model would, so tests exercise the prompt the node actually built.

@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from assistant import cli, constants
-from assistant.devserver import free_port
+from devserver import free_port
 
 ALICE_FACTS = {
     "1" * 32: {"content": "Name is Alice", "category": "identity", "pinned": True},

@@ -18,9 +18,9 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import memory, models
 from assistant.context import Context
-from assistant.scripted import ScriptedChatModel
 from long_thread import check_long_thread
 from prompt_log import ScriptedLog
+from scripted import ScriptedChatModel
 
 LONG_THREAD_TURNS = 60
 USER = "alice"

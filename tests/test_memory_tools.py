@@ -29,9 +29,9 @@ from pydantic import Field
 from assistant import memory, models
 from assistant.context import Context
 from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
-from assistant.scripted import ScriptedChatModel
 from assistant.tools import MEMORY_TOOLS
 from helpers import current_facts
+from scripted import ScriptedChatModel
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel

@@ -14,8 +14,8 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import models, prompts
 from assistant.memory import MemoryOperations
-from assistant.scripted import ScriptedChatModel, decide_operations
 from helpers import fact_items
+from scripted import ScriptedChatModel, decide_operations
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat

@@ -16,7 +16,7 @@ from e2e_helpers import ScriptedLog, StartServer, start_server
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 
 
 @pytest.fixture(scope="session")

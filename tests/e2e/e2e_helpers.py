@@ -20,7 +20,7 @@ import httpx
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import PROVIDER_ENV, DevServer
+from devserver import PROVIDER_ENV, DevServer
 from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
     ScriptedLog,
     block_lines,

@@ -23,7 +23,7 @@ import pytest
 from e2e_helpers import BUDGET_SETTINGS
 from langgraph_sdk import get_sync_client
 
-from assistant.devserver import DevServer, free_port
+from devserver import DevServer, free_port
 
 pytestmark = pytest.mark.e2e
 

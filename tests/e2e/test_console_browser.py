@@ -47,7 +47,7 @@ from playwright.async_api import (
     expect,
 )
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 
 pytestmark = [pytest.mark.e2e]
 

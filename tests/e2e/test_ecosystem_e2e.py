@@ -24,7 +24,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 

@@ -32,7 +32,7 @@ from e2e_helpers import (
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer, free_port
+from devserver import DevServer, free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -11,9 +11,9 @@ import pytest
 from langgraph_sdk import get_client
 
 from assistant import models
-from assistant.devserver import DevServer
 from assistant.retention import save_idle_episodes
-from assistant.scripted import ScriptedChatModel
+from devserver import DevServer
+from scripted import ScriptedChatModel
 
 pytestmark = pytest.mark.e2e
 

@@ -37,7 +37,7 @@ from e2e_helpers import (
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 from long_thread import check_long_thread
 
 pytestmark = pytest.mark.e2e

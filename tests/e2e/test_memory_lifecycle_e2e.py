@@ -25,8 +25,8 @@ from e2e_helpers import (
 )
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
 from assistant.tokens import count_text_tokens
+from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 

@@ -31,7 +31,7 @@ from e2e_helpers import (
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 from stub_openai import StubOpenAI
 
 pytestmark = pytest.mark.e2e

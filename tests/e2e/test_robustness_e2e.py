@@ -26,9 +26,9 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from assistant.context import Context
-from assistant.devserver import DevServer
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
 from assistant.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NON_TEXT_BLOCK, count_text_tokens
+from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 

@@ -27,7 +27,7 @@ from e2e_helpers import AttackLog, concrete, print_past_capture, response_detail
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
+from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 

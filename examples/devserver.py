@@ -2,7 +2,7 @@
 
 The server runs from its own working directory (where it keeps ``.langgraph_api/``),
 on a free loopback port, with analytics, version checks, tracing and the browser off.
-With ``scripted=True`` it serves the graph with :class:`~assistant.scripted.ScriptedChatModel`
+With ``scripted=True`` it serves the graph with :class:`scripted.ScriptedChatModel`
 patched into the model seam, so it needs no API key and no network.
 """
 
@@ -28,11 +28,14 @@ __all__ = ["DevServer", "free_port"]
 
 PACKAGE_DIR = Path(assistant.__file__).resolve().parent
 
+EXAMPLES_DIR = Path(__file__).resolve().parent
+"""Where this module and the scripted model live (outside the package)."""
+
 SCRIPTED_APP = '''"""Serve the assistant graph with the scripted model in the model seam."""
 import os
 
 from assistant import models
-from assistant.scripted import ScriptedChatModel
+from scripted import ScriptedChatModel
 
 _model = ScriptedChatModel(
     log_path=os.environ.get("ASSISTANT_SCRIPTED_LOG") or None,
@@ -184,6 +187,10 @@ class DevServer:
         env.update(QUIET_ENV)
         if self.scripted:
             env["ASSISTANT_SCRIPTED_LOG"] = str(self.scripted_log_path)
+            # The scripted model lives beside this file, outside the package.
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(EXAMPLES_DIR), env.get("PYTHONPATH", "")])
+            )
         env.pop("POSTGRES_URI", None)
         if self.storage == "postgres" and self.postgres_uri:
             env["POSTGRES_URI"] = self.postgres_uri

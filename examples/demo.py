@@ -1,4 +1,4 @@
-"""Watch memory work without an API key: ``python -m assistant.demo`` (or ``make demo``).
+"""Watch memory work without an API key: ``python examples/demo.py`` (or ``make demo``).
 
 Starts `langgraph dev` with the scripted model (rule-based, clearly labelled, no
 network) and walks through two threads of one user and one thread of another, in
@@ -21,13 +21,13 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.devserver import DevServer
 from assistant.memory import EPISODES_NAMESPACE, FACTS_NAMESPACE
+from devserver import DevServer
 
 BANNER = """\
 ==============================================================================
  assistant demo: SCRIPTED MODEL. Replies, fact extraction and summaries come
- from simple rules (src/assistant/scripted.py), not from an LLM. Memory,
+ from simple rules (examples/scripted.py), not from an LLM. Memory,
  recall, isolation and compression are the real graph on a real langgraph dev.
 =============================================================================="""
 
@@ -186,7 +186,7 @@ async def _main(workdir: Path) -> None:
 
 
 def main() -> None:
-    """Entry point for ``python -m assistant.demo``."""
+    """Entry point for ``python examples/demo.py``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--workdir", type=Path, help="keep the server's data here")
     args = parser.parse_args()
