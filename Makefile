@@ -37,6 +37,8 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file tests/mypy.ini tests/*.py examples/*.py
+	$(BIN)/mypy --config-file tests/e2e/mypy.ini tests/e2e/*.py
 	$(BIN)/pytest
 
 ## Rerun every benchmark and write its figures into README.md (minutes; needs the peers).
@@ -48,6 +50,8 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file tests/mypy.ini tests/*.py examples/*.py
+	$(BIN)/mypy --config-file tests/e2e/mypy.ini tests/e2e/*.py
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -17,7 +17,7 @@ import scripted
 from assistant.context import Context
 
 if TYPE_CHECKING:
-    from conftest import RecordingChatModel
+    from conftest import RecordingChatModel  # type: ignore[attr-defined]  # e2e has a conftest too
 
 # --------------------------------------------------------------------------- extractor answers
 

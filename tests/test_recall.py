@@ -385,7 +385,7 @@ async def test_a_fresh_process_embeds_only_the_query(
     for number in range(facts):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
     memory_index._REGISTRIES.clear()  # a new process: no index in memory
-    embed = store.embeddings
+    embed = store.embeddings  # type: ignore[attr-defined]
     assert embed is not None
     documents: list[str] = []
     queries: list[str] = []

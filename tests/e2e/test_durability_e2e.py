@@ -109,7 +109,7 @@ async def test_a_crash_right_after_a_run_loses_nothing(
 async def test_postgres_restarted_under_a_running_server(
     tmp_path: Path, start_dev_server: StartServer, pg_folder: Path
 ) -> None:
-    from pgserver._commands import pg_ctl
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
     from assistant.storage import embedded_postgres, stop_embedded_postgres
 
