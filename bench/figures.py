@@ -72,7 +72,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("recall_stores", ("bench/recall_stores.py",)),
     Bench("concurrency", ("bench/concurrency.py",)),
     Bench("overhead", ("bench/overhead.py", "--sizes", "1000", "10000")),
-    Bench("load", ("bench/load.py",)),
+    Bench("load", ("bench/load.py",), keep=("phase", "throughput ratio")),
     Bench("scale", ("bench/scale.py",)),
 )
 
