@@ -13,7 +13,6 @@ messages contain "FAILNOW", which shows exactly which model calls saw which text
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from assistant.context import Context
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
 from assistant.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NON_TEXT_BLOCK, count_text_tokens
 from devserver import DevServer
+from prompt_log import ScriptedLog
 
 pytestmark = pytest.mark.e2e
 
@@ -53,28 +53,6 @@ IMAGE_BLOCK = {"type": "image_url", "image_url": {"url": "data:image/png;base64,
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@dataclass(frozen=True)
-class ScriptedLog:
-    """The scripted model's call log: one JSON object per successful model call.
-
-    A call that raises (see ``fail_on``) is not logged.
-    """
-
-    path: Path
-
-    def entries(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    def mark(self) -> int:
-        return len(self.entries())
-
-    def since(self, mark: int, kind: str | None = None) -> list[dict[str, Any]]:
-        return [entry for entry in self.entries()[mark:] if kind in (None, entry["kind"])]
 
 
 @dataclass
