@@ -33,6 +33,7 @@ from assistant.memory.facts import (
     list_memories,
     normalize_fact,
     save_memory,
+    save_memory_once,
     supersede_memory,
     update_memory,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "record_audit",
     "save_episode",
     "save_memory",
+    "save_memory_once",
     "supersede_memory",
     "update_memory",
     "user_audit_namespace",

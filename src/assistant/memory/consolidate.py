@@ -27,7 +27,7 @@ from assistant.memory.facts import (
     confirm_memory,
     get_memory,
     normalize_fact,
-    save_memory,
+    save_memory_once,
     supersede_memory,
     update_memory,
 )
@@ -158,7 +158,7 @@ async def apply_operations(
             target = fresh
             before[target.key] = dict(target.value)
         if action == "add":
-            key = await save_memory(
+            key = await save_memory_once(
                 store,
                 user_id,
                 content,

@@ -16,9 +16,10 @@ Nothing is silently lost: an update keeps the old wording in ``history``; a
 contradiction marks the old fact ``superseded`` (with ``superseded_by`` and
 ``valid_until``) and keeps it in the store for audit, out of recall.
 
-A new fact's key is derived from its normalised text (:func:`fact_key`), so two
-processes that add the same fact for the same user at the same moment (two threads of
-one user, served by two replicas) write one item, not two.
+Facts that consolidation adds are keyed by their normalised text (:func:`fact_key`,
+:func:`save_memory_once`), so two processes that add the same fact for the same user at
+the same moment (two threads of one user, served by two replicas) write one item, not two.
+:func:`save_memory` itself stores every call as its own item, with its own metadata.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "normalize_fact",
     "restore_memory",
     "save_memory",
+    "save_memory_once",
     "supersede_memory",
     "update_memory",
 ]
@@ -107,11 +109,9 @@ async def _put(store: BaseStore, user_id: str, key: str, value: dict[str, Any]) 
 async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: Any) -> str:
     """Store one new, current fact for ``user_id`` and return its key.
 
-    The key is :func:`fact_key` of the content. When a current fact with that key is
-    already stored (the same fact, added meanwhile by another process), nothing is
-    written and its key is returned. When that key holds a superseded fact (the user
-    went back to something they had changed), the new fact gets a fresh random key, so
-    the old one keeps its history.
+    Every call stores its own item with its own metadata, even when the same text is
+    stored already (a conversation says "good night" many times). Consolidation, which
+    must not store a fact twice, uses :func:`save_memory_once`.
 
     Args:
         store: The store to write to.
@@ -120,10 +120,36 @@ async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: 
         **metadata: Kept on the stored value, e.g. ``category``, ``confidence``,
             ``pinned``, ``thread_id``, ``message_id``.
     """
+    value = _new_fact(user_id, content, metadata)
+    key = uuid.uuid4().hex
+    await _put(store, user_id, key, value)
+    return key
+
+
+async def save_memory_once(store: BaseStore, user_id: str, content: str, **metadata: Any) -> str:
+    """Like :func:`save_memory`, but the key is :func:`fact_key` of the content.
+
+    When a current fact with that key is already stored (the same fact, added meanwhile
+    by another process), nothing is written and its key is returned. When that key holds
+    a superseded fact (the user went back to something they had changed), the new fact
+    gets a fresh random key, so the old one keeps its history.
+    """
+    value = _new_fact(user_id, content, metadata)
+    key = fact_key(value["content"])
+    existing = await store.aget(user_facts_namespace(user_id), key)
+    if existing is not None:
+        if is_current(existing.value):
+            return key
+        key = uuid.uuid4().hex
+    await _put(store, user_id, key, value)
+    return key
+
+
+def _new_fact(user_id: str, content: str, metadata: dict[str, Any]) -> dict[str, Any]:
     content = _clean(content)
     user_facts_namespace(user_id)
     now = now_iso()
-    value: dict[str, Any] = {
+    return {
         "category": "other",
         "pinned": False,
         "mentions": 1,
@@ -138,14 +164,6 @@ async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: 
         "created_at": now,
         "updated_at": now,
     }
-    key = fact_key(content)
-    existing = await store.aget(user_facts_namespace(user_id), key)
-    if existing is not None:
-        if is_current(existing.value):
-            return key
-        key = uuid.uuid4().hex
-    await _put(store, user_id, key, value)
-    return key
 
 
 async def get_memory(store: BaseStore, user_id: str, key: str) -> Item | None:
@@ -212,7 +230,7 @@ async def supersede_memory(
     profile but stays in the store. Returns the new fact's key.
     """
     old = await _require(store, user_id, old_key)
-    new_key = await save_memory(
+    new_key = await save_memory_once(
         store,
         user_id,
         content,
