@@ -15,7 +15,7 @@ import pytest
 from langgraph_sdk import Auth
 
 from assistant.auth import authenticate_token
-from assistant.models import AuthSettings, get_auth_settings
+from assistant.models import AUTH_ENV, AuthSettings, get_auth_settings
 
 SECRET = "unit-test-secret-0123456789-abcdefghijklmnop"
 """At least 32 bytes: PyJWT warns about shorter HS256 keys, and warnings are errors here."""
@@ -25,21 +25,11 @@ OTHER_SECRET = "another-unit-test-secret-9876543210-zyxwvut"
 JWT = AuthSettings(jwt_secret=SECRET)
 """A deployment that accepts signed user tokens only."""
 
-AUTH_ENV = (
-    "ASSISTANT_JWT_SECRET",
-    "ASSISTANT_JWT_AUDIENCE",
-    "ASSISTANT_JWT_ISSUER",
-    "ASSISTANT_DEV_TOKENS",
-    "ASSISTANT_DEFAULT_USER",
-    "ASSISTANT_ADMIN_TOKEN",
-    "LANGSMITH_LANGGRAPH_API_VARIANT",
-)
-
 
 @pytest.fixture(autouse=True)
 def _no_auth_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The developer's shell must not decide how these tests authenticate."""
-    for name in AUTH_ENV:
+    for name in AUTH_ENV:  # every variable the auth settings read
         monkeypatch.delenv(name, raising=False)
 
 

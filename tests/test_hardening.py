@@ -28,7 +28,7 @@ from assistant import memory
 from assistant.auth import authenticate_token, check_run_request
 from assistant.context import Context
 from assistant.guard import Guard
-from assistant.models import AuthSettings
+from assistant.models import AUTH_ENV, AuthSettings
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 from helpers import adds_json, config, current_facts, op, operations_json
 
@@ -40,18 +40,8 @@ Graph = CompiledStateGraph[Any, Any, Any, Any]
 SECRET = "hardening-test-secret-0123456789-abcdefghijkl"
 JWT = AuthSettings(jwt_secret=SECRET)
 
-GUARD_ENV = (
-    "ASSISTANT_JWT_SECRET",
-    "ASSISTANT_DEV_TOKENS",
-    "ASSISTANT_ADMIN_TOKEN",
-    "ASSISTANT_CORS_ORIGINS",
-    "ASSISTANT_ALLOWED_HOSTS",
-    "ASSISTANT_RUN_SETTINGS",
-    "ASSISTANT_JWT_MAX_LIFETIME_S",
-    "ASSISTANT_JWT_LEEWAY_S",
-    "LANGGRAPH_AUTH",
-    "LANGSMITH_LANGGRAPH_API_VARIANT",
-)
+GUARD_ENV = (*AUTH_ENV, "LANGGRAPH_AUTH")
+"""What the guard and the auth settings read; none may leak in from the developer's shell."""
 
 
 @pytest.fixture(autouse=True)
