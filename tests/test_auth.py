@@ -15,7 +15,7 @@ import pytest
 from langgraph_sdk import Auth
 
 from assistant.auth import authenticate_token
-from assistant.models import AUTH_ENV, AuthSettings, get_auth_settings
+from assistant.settings import AUTH_ENV, AuthSettings, get_auth_settings
 
 SECRET = "unit-test-secret-0123456789-abcdefghijklmnop"
 """At least 32 bytes: PyJWT warns about shorter HS256 keys, and warnings are errors here."""

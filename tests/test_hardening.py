@@ -28,8 +28,8 @@ from assistant import memory
 from assistant.auth import authenticate_token, check_run_request
 from assistant.context import Context
 from assistant.guard import Guard
-from assistant.models import AUTH_ENV, AuthSettings
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
+from assistant.settings import AUTH_ENV, AuthSettings
 from helpers import adds_json, config, current_facts, op, operations_json
 
 if TYPE_CHECKING:

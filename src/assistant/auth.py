@@ -54,8 +54,8 @@ from assistant.memory import (
     is_users_own_namespace,
     validate_user_id,
 )
-from assistant.models import AuthSettings, get_auth_settings
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
+from assistant.settings import AuthSettings, get_auth_settings
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from langgraph_sdk import Auth
 
 from assistant.auth import authenticate_token
 from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
-from assistant.models import AuthSettings, custom_auth_configured, get_auth_settings
+from assistant.settings import AuthSettings, custom_auth_configured, get_auth_settings
 
 __all__ = ["Guard", "is_loopback_host", "origin_allowed"]
 

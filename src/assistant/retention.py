@@ -38,7 +38,7 @@ from assistant import models, prompts
 from assistant.history import format_transcript, truncate_text
 from assistant.memory import FACTS_NAMESPACE, InvalidUserIdError, user_episodes_namespace
 from assistant.memory.index import REVISION_NAMESPACE
-from assistant.models import get_client_settings
+from assistant.settings import get_client_settings
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
 

@@ -25,7 +25,7 @@ from langgraph.store.base import BaseStore
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from assistant import models
+from assistant import settings
 from assistant.constants import ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
 from assistant.memory import InvalidUserIdError, validate_user_id
@@ -123,7 +123,7 @@ def request_scope(request: Request, store: BaseStore | None) -> RunScope:
         HTTPException: 401 when auth is on and the request carries no usable identity,
             400 for an unusable ``?user_id=`` without auth.
     """
-    if models.custom_auth_configured():
+    if settings.custom_auth_configured():
         user = request.scope.get("user")
         permissions = set(getattr(request.scope.get("auth"), "scopes", []) or [])
         identity = getattr(user, "identity", None)
@@ -140,7 +140,7 @@ def request_scope(request: Request, store: BaseStore | None) -> RunScope:
 
 def warn_if_unauthenticated() -> None:
     """Log a clear warning when the server runs this graph without custom auth."""
-    if models.running_on_server() and not models.custom_auth_configured():
+    if settings.running_on_server() and not settings.custom_auth_configured():
         logger.warning(
             "No custom auth is configured: each run's memory belongs to the user_id the "
             "client sends in its context, which any client can set. Use this only on a "

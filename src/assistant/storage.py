@@ -36,6 +36,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant.models import EMBEDDING_DIMS, get_embeddings
+from assistant.settings import DEFAULT_DATA_DIR, get_storage_settings
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +67,6 @@ The same variable a self-hosted LangGraph deployment reads for its own database.
 
 DATA_DIR_ENV = "ASSISTANT_POSTGRES_DIR"
 """Where the embedded Postgres keeps its data (default :data:`DEFAULT_DATA_DIR`)."""
-
-DEFAULT_DATA_DIR = Path(".assistant_data") / "postgres"
-"""The embedded Postgres's data folder, relative to the server's working directory."""
 
 DEV_CONFIG = ".langgraph_dev.json"
 """The config ``make dev`` writes from langgraph.json and serves (gitignored)."""
@@ -184,7 +182,7 @@ def embedded_postgres(data_dir: Path | str | None = None) -> str:
         StorageError: pgserver is not installed, or Postgres would not start on the
             folder (the message names it and the log to read).
     """
-    path = Path(data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
+    path = Path(data_dir or get_storage_settings().data_dir).resolve()
     logging.getLogger("pgserver").setLevel(logging.WARNING)  # it logs every command at INFO
     try:
         with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
@@ -237,7 +235,7 @@ def database_uri(uri: str, database: str) -> str:
 
 def postgres_uri() -> str:
     """``POSTGRES_URI`` when set, otherwise the embedded Postgres's URI (started if needed)."""
-    uri = os.environ.get(POSTGRES_URI_ENV, "").strip()
+    uri = get_storage_settings().postgres_uri
     if not uri:
         return embedded_postgres()
     if not _is_postgres_uri(uri):
@@ -259,10 +257,11 @@ async def _server_postgres() -> AsyncIterator[str]:
     pgserver also stops it at process exit, but a server process that is ended without
     running exit handlers (uvicorn's reload worker) would leave it running.
     """
-    if os.environ.get(POSTGRES_URI_ENV, "").strip():
+    settings = get_storage_settings()
+    if settings.postgres_uri:
         yield postgres_uri()
         return
-    data_dir = Path(os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
+    data_dir = settings.data_dir.resolve()
     uri = await asyncio.to_thread(embedded_postgres, data_dir)
     _EMBEDDED_USERS[data_dir] = _EMBEDDED_USERS.get(data_dir, 0) + 1
     try:

@@ -12,7 +12,7 @@ from langgraph_sdk.errors import APIConnectionError
 
 from assistant.cli.render import err, escape_markup, message_text
 from assistant.constants import OWNER_KEY
-from assistant.models import get_client_settings
+from assistant.settings import get_client_settings
 
 ASSISTANT_ID = "assistant"
 """The graph id in langgraph.json."""

