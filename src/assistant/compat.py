@@ -48,16 +48,25 @@ def _insert_vectors(
 
 def patch_inmemory_store() -> bool:
     """Fix ``InMemoryStore`` batches with repeated texts; returns whether a patch was needed."""
-    current = InMemoryStore._insertinmem_store
-    if current is _insert_vectors:
+    return _replace_if(InMemoryStore, "_insertinmem_store", _insert_vectors, _BUGGY_SIGNATURE)
+
+
+def _replace_if(owner: type, name: str, replacement: Any, signature: str) -> bool:
+    """Replace ``owner.name`` by ``replacement`` if its source still contains ``signature``.
+
+    Returns whether it was replaced: not when it already is, when a release fixed it (the
+    signature is gone), or when the source cannot be read.
+    """
+    current = getattr(owner, name)
+    if current is replacement:
         return False
     try:
         source = inspect.getsource(current)
     except (OSError, TypeError):
         return False
-    if _BUGGY_SIGNATURE not in source:
+    if signature not in source:
         return False
-    InMemoryStore._insertinmem_store = _insert_vectors  # type: ignore[method-assign]
+    setattr(owner, name, replacement)
     return True
 
 
@@ -95,14 +104,6 @@ def patch_postgres_store() -> bool:
     """Embed ``AsyncPostgresStore`` search queries as queries; returns whether it was needed."""
     from langgraph.store.postgres import AsyncPostgresStore
 
-    current = AsyncPostgresStore._batch_search_ops
-    if current is _batch_search_ops:
-        return False
-    try:
-        source = inspect.getsource(current)
-    except (OSError, TypeError):
-        return False
-    if _POSTGRES_BUGGY_SIGNATURE not in source:
-        return False
-    AsyncPostgresStore._batch_search_ops = _batch_search_ops  # type: ignore[method-assign]
-    return True
+    return _replace_if(
+        AsyncPostgresStore, "_batch_search_ops", _batch_search_ops, _POSTGRES_BUGGY_SIGNATURE
+    )

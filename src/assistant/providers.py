@@ -222,58 +222,57 @@ def readable_error(
             "and that the server is running and reachable from the assistant's server.",
             kind="unreachable",
         )
-    if isinstance(error, openai.AuthenticationError):
-        return ModelProviderError(
-            f"The model provider at {host} refused the API key ({detail}). Check OPENAI_API_KEY.",
-            kind="auth",
-            status=status,
-            provider_message=said,
-        )
-    if isinstance(error, openai.PermissionDeniedError):
-        return ModelProviderError(
-            f"The model provider at {host} refused access to {model!r} ({detail}). "
-            "Check that OPENAI_API_KEY may use this model.",
-            kind="forbidden",
-            status=status,
-            provider_message=said,
-        )
-    if isinstance(error, openai.NotFoundError):
-        return ModelProviderError(
-            f"The model provider at {host} does not know the model {model!r} ({detail}). "
-            "Set ASSISTANT_MODEL (or the run's context.model) to a model it serves, and check "
-            "that OPENAI_BASE_URL ends with the API path (often /v1).",
-            kind="not_found",
-            status=status,
-            provider_message=said,
-        )
-    if isinstance(error, openai.RateLimitError):
-        return ModelProviderError(
-            f"The model provider at {host} is rate-limiting requests ({detail}). "
-            "Wait and try again, or raise the account's limits.",
-            kind="rate_limited",
-            status=status,
-            provider_message=said,
-        )
-    if isinstance(error, openai.BadRequestError | openai.UnprocessableEntityError):
-        return ModelProviderError(
-            f"The model provider at {host} rejected the request to {model!r} ({detail}).",
-            kind="rejected",
-            status=status,
-            provider_message=said,
-        )
-    if isinstance(error, openai.InternalServerError):
-        return ModelProviderError(
-            f"The model provider at {host} failed ({detail}). Try again later.",
-            kind="server_error",
-            status=status,
-            provider_message=said,
-        )
+    kind, message = next(
+        ((kind, message) for kinds, kind, message in _HTTP_ERRORS if isinstance(error, kinds)),
+        ("other", "The model call to {model!r} at {host} failed ({detail})."),
+    )
     return ModelProviderError(
-        f"The model call to {model!r} at {host} failed ({detail or type(error).__name__}).",
-        kind="other",
+        message.format(host=host, model=model, detail=detail or type(error).__name__),
+        kind=kind,
         status=status,
         provider_message=said,
     )
+
+
+_HTTP_ERRORS: tuple[
+    tuple[type[openai.APIError] | tuple[type[openai.APIError], ...], str, str], ...
+] = (
+    (
+        openai.AuthenticationError,
+        "auth",
+        "The model provider at {host} refused the API key ({detail}). Check OPENAI_API_KEY.",
+    ),
+    (
+        openai.PermissionDeniedError,
+        "forbidden",
+        "The model provider at {host} refused access to {model!r} ({detail}). "
+        "Check that OPENAI_API_KEY may use this model.",
+    ),
+    (
+        openai.NotFoundError,
+        "not_found",
+        "The model provider at {host} does not know the model {model!r} ({detail}). "
+        "Set ASSISTANT_MODEL (or the run's context.model) to a model it serves, and check "
+        "that OPENAI_BASE_URL ends with the API path (often /v1).",
+    ),
+    (
+        openai.RateLimitError,
+        "rate_limited",
+        "The model provider at {host} is rate-limiting requests ({detail}). "
+        "Wait and try again, or raise the account's limits.",
+    ),
+    (
+        (openai.BadRequestError, openai.UnprocessableEntityError),
+        "rejected",
+        "The model provider at {host} rejected the request to {model!r} ({detail}).",
+    ),
+    (
+        openai.InternalServerError,
+        "server_error",
+        "The model provider at {host} failed ({detail}). Try again later.",
+    ),
+)
+"""HTTP errors a provider answers with: the error class, its kind, and what to tell the user."""
 
 
 # --------------------------------------------------------------------------- the model
