@@ -28,18 +28,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from assistant.memory.consolidate import CATEGORIES as FACT_CATEGORIES
+
 SEED = 20240611
 BASE_DATE = _dt.datetime(2024, 1, 8, tzinfo=_dt.UTC)
 OUT_PATH = Path(__file__).resolve().parent / "recall_dataset.json"
-CATEGORIES = (
-    "identity",
-    "location",
-    "preference",
-    "constraint",
-    "decision",
-    "project",
-    "relationship",
-)
+CATEGORIES = tuple(category for category in FACT_CATEGORIES if category != "other")
 
 # ---------------------------------------------------------------------------------------
 # Hand-written users. Odd ids write mainly in English, even ids mainly in Chinese; about a
