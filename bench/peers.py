@@ -54,7 +54,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langgraph.store.base import BaseStore, PutOp
-from langgraph.store.memory import InMemoryStore
 
 from assistant.memory import (
     WEIGHTS,
@@ -110,7 +109,7 @@ def make_indexed_store(embeddings: Embeddings | None = None) -> BaseStore:
     """An ``InMemoryStore`` indexed like ours (``make_store``), with a chosen embedder."""
     if embeddings is None:
         return make_store()
-    return InMemoryStore(index={"dims": EMBEDDING_DIMS, "embed": embeddings, "fields": ["content"]})
+    return make_store({"dims": EMBEDDING_DIMS, "embed": embeddings, "fields": ["content"]})
 
 
 def _fact_id(value: dict[str, Any], key: str) -> str:

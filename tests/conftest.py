@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from assistant import models, providers
 from assistant.context import Context
 from assistant.graph import builder
+from assistant.memory import make_store
 from devserver import PROVIDER_ENV
 from helpers import create_database
 
@@ -103,9 +104,7 @@ class TestEmbeddings(Embeddings):
 
 def make_test_store() -> InMemoryStore:
     """An InMemoryStore indexed like production, but with the small test embedder."""
-    return InMemoryStore(
-        index={"dims": TEST_DIMS, "embed": TestEmbeddings(), "fields": ["content"]}
-    )
+    return make_store({"dims": TEST_DIMS, "embed": TestEmbeddings(), "fields": ["content"]})
 
 
 TEST_INDEX: dict[str, Any] = {"dims": TEST_DIMS, "embed": TestEmbeddings(), "fields": ["content"]}

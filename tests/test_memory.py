@@ -315,7 +315,7 @@ def test_e5_ranks_the_relevant_fact_first_across_languages(e5: E5Embeddings) -> 
 
 
 async def test_production_store_recalls_across_languages(e5: E5Embeddings) -> None:
-    store = InMemoryStore(index={"dims": EMBEDDING_DIMS, "embed": e5, "fields": ["content"]})
+    store = make_store({"dims": EMBEDDING_DIMS, "embed": e5, "fields": ["content"]})
     for fact in ["Lives in Hangzhou", "Likes green tea", "Has a cat named Mochi"]:
         await save_memory(store, "alice", fact)
     items = await recall(store, "alice", "用户住在哪里？", limit=3)

@@ -11,6 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
+from assistant.compat import patch_inmemory_store
 from assistant.context import Context
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
@@ -51,5 +52,7 @@ builder.add_edge("remember", END)
 builder.add_edge("compress", END)
 
 graph = builder.compile(name="assistant")
-warn_if_unauthenticated()
 """The graph LangGraph Server serves; the server attaches its own checkpointer and store."""
+
+warn_if_unauthenticated()
+patch_inmemory_store()  # the server's own in-memory store (make dev-memory), before its first batch

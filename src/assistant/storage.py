@@ -52,6 +52,7 @@ __all__ = [
     "database_uri",
     "embedded_postgres",
     "hide_password",
+    "make_store",
     "open_checkpointer",
     "open_store",
     "postgres_uri",
@@ -326,6 +327,14 @@ async def _require_pgvector(conn: Any, uri: str) -> None:
         ) from error
 
 
+def make_store(index: dict[str, Any] | None = None) -> InMemoryStore:
+    """An in-memory store with ``index``, by default the one langgraph.json declares."""
+    from assistant.compat import patch_inmemory_store
+
+    patch_inmemory_store()
+    return InMemoryStore(index=index or _index())  # type: ignore[arg-type]
+
+
 def _index() -> dict[str, Any]:
     """The store index langgraph.json declares: 384 dims, the project's embeddings, content."""
     return {"dims": EMBEDDING_DIMS, "embed": get_embeddings(), "fields": ["content"]}
@@ -350,10 +359,7 @@ async def open_store(
             it has no pgvector. Never falls back to memory.
     """
     if uri is None:
-        from assistant.compat import patch_inmemory_store
-
-        patch_inmemory_store()
-        yield InMemoryStore(index=index or _index())  # type: ignore[arg-type]
+        yield make_store(index)
         return
     if not _is_postgres_uri(uri):
         raise StorageError(
