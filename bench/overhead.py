@@ -103,6 +103,7 @@ from assistant.context import Context
 from assistant.graph import builder
 from assistant.memory import index as memory_index
 from assistant.memory.consolidate import PROFILE_CATEGORIES
+from assistant.memory.records import is_current
 from assistant.models import EMBEDDING_DIMS, E5Embeddings
 from assistant.nodes.recall import fit_profile
 from assistant.nodes.remember import worth_extracting
@@ -721,7 +722,7 @@ async def parts_and_refresh(
     t0 = time.perf_counter()
     items = await store.asearch(namespace, limit=10 * count + 1000)
     one_call = time.perf_counter() - t0
-    current = [item for item in items if memory_index.is_current(item.value)]
+    current = [item for item in items if is_current(item.value)]
     t0 = time.perf_counter()
     await memory_index._sync(store, namespace, entry, entry.revision, current)
     rebuild = time.perf_counter() - t0

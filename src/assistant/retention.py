@@ -37,7 +37,8 @@ from langgraph_sdk.client import LangGraphClient
 from assistant import models, prompts
 from assistant.history import format_transcript, truncate_text
 from assistant.memory import FACTS_NAMESPACE, InvalidUserIdError, user_episodes_namespace
-from assistant.memory.index import REVISION_NAMESPACE
+from assistant.memory.namespaces import index_revision_location
+from assistant.memory.records import episode_record
 from assistant.settings import get_client_settings
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
@@ -125,23 +126,18 @@ async def save_idle_episodes(
         summary = truncate_text(response.text.strip(), EPISODE_TOKENS)
         if not summary:
             continue
-        await client.store.put_item(
-            namespace,
-            thread_id,
-            {
-                "content": summary,
-                "thread_id": thread_id,
-                "started_at": values.get("started_at") or str(thread.get("created_at")),
-                "ended_at": updated.isoformat() if updated else now.isoformat(),
-                "updated_at": now.isoformat(),
-            },
+        episode = episode_record(
+            summary=summary,
+            thread_id=thread_id,
+            started_at=values.get("started_at") or str(thread.get("created_at")),
+            ended_at=updated.isoformat() if updated else now.isoformat(),
+            updated_at=now.isoformat(),
         )
+        await client.store.put_item(namespace, thread_id, episode)
         # Tell the servers' recall indexes that the episodes changed behind their back.
+        revision_namespace, revision_key = index_revision_location(tuple(namespace))
         await client.store.put_item(
-            [REVISION_NAMESPACE, *namespace[1:]],
-            namespace[0],
-            {"revision": uuid.uuid4().hex},
-            index=False,
+            list(revision_namespace), revision_key, {"revision": uuid.uuid4().hex}, index=False
         )
         saved.append(thread_id)
     return saved

@@ -31,7 +31,7 @@ from assistant.memory.facts import (
     supersede_memory,
     update_memory,
 )
-from assistant.memory.index import is_current
+from assistant.memory.records import is_current
 from assistant.memory.turns import record_turn
 
 __all__ = [

@@ -21,6 +21,7 @@ from langgraph.store.base import BaseStore, SearchItem
 from assistant.memory.facts import now_iso
 from assistant.memory.index import hybrid_search, record_write
 from assistant.memory.namespaces import user_episodes_namespace
+from assistant.memory.records import episode_record
 
 __all__ = ["recall_episodes", "save_episode"]
 
@@ -40,13 +41,13 @@ async def save_episode(
     namespace = user_episodes_namespace(user_id)
     existing = await store.aget(namespace, thread_id)
     now = now_iso()
-    value: dict[str, Any] = {
-        "content": summary.strip(),
-        "thread_id": thread_id,
-        "started_at": started_at or (existing.value.get("started_at") if existing else None) or now,
-        "ended_at": now,
-        "updated_at": now,
-    }
+    value = episode_record(
+        summary=summary,
+        thread_id=thread_id,
+        started_at=started_at or (existing.value.get("started_at") if existing else None) or now,
+        ended_at=now,
+        updated_at=now,
+    )
     await store.aput(namespace, thread_id, value)
     await record_write(store, namespace, thread_id, value)
     return value

@@ -31,8 +31,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
-from assistant.memory.index import is_current, record_write
+from assistant.memory.index import record_write
 from assistant.memory.namespaces import user_facts_namespace
+from assistant.memory.records import is_current
 from assistant.tokens import is_cjk_text
 
 __all__ = [

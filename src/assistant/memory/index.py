@@ -45,6 +45,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from assistant.memory.lexical import BM25Index
+from assistant.memory.namespaces import index_revision_location, vector_namespace
 from assistant.memory.query import (
     QueryPlan,
     analyze_query,
@@ -53,6 +54,7 @@ from assistant.memory.query import (
     neighbour_tags,
     without_names,
 )
+from assistant.memory.records import is_current
 from assistant.tokens import is_cjk_text
 
 logger = logging.getLogger(__name__)
@@ -65,12 +67,6 @@ __all__ = [
     "record_write",
     "warm_index",
 ]
-
-REVISION_NAMESPACE = "memory_index"
-"""Namespace label of the per-user revision token."""
-
-VECTOR_NAMESPACE = "memory_vectors"
-"""First label of the namespace that keeps each fact's vector, next to the fact's own."""
 
 PROBE_SIZE = 16
 """Most recently written facts each search reads, to catch writes made around the index."""
@@ -277,15 +273,6 @@ def _registry(store: BaseStore) -> _Registry:
     return registry
 
 
-def _revision_key(namespace: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
-    return (REVISION_NAMESPACE, *namespace[1:]), namespace[0]
-
-
-def is_current(value: dict[str, Any]) -> bool:
-    """Whether a stored fact is current (not superseded)."""
-    return bool(value.get("status", "current") != "superseded")
-
-
 async def record_write(
     store: BaseStore, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None
 ) -> None:
@@ -293,7 +280,7 @@ async def record_write(
 
     A current fact's vector is stored next to it, so no other process embeds it again.
     """
-    revision_namespace, revision_key = _revision_key(namespace)
+    revision_namespace, revision_key = index_revision_location(namespace)
     stored = await store.aget(revision_namespace, revision_key)
     new_revision = uuid.uuid4().hex
     await store.aput(revision_namespace, revision_key, {"revision": new_revision}, index=False)
@@ -302,7 +289,7 @@ async def record_write(
     index = _registry(store).get(namespace, dims)
     vector: list[float] | None = None
     if value is None or not is_current(value):  # out of recall: its vector goes too
-        await store.adelete(_vector_namespace(namespace), key)
+        await store.adelete(vector_namespace(namespace), key)
     else:
         content = str(value.get("content", ""))
         known = index.items.get(key)
@@ -321,10 +308,6 @@ async def record_write(
         item = Item(value=value, key=key, namespace=namespace, created_at=now, updated_at=now)
         index.upsert(item, vector)
     index.revision = new_revision
-
-
-def _vector_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
-    return (VECTOR_NAMESPACE, *namespace)
 
 
 def _text_hash(text: str) -> str:
@@ -349,7 +332,7 @@ async def _save_vectors(
     await store.abatch(
         [
             PutOp(
-                _vector_namespace(namespace),
+                vector_namespace(namespace),
                 key,
                 {
                     "text_sha256": _text_hash(text),
@@ -371,16 +354,16 @@ async def _stored_vectors(
     """The kept vectors of ``items`` whose text and embedder still match, by key."""
     if not items:
         return {}
-    vector_namespace = _vector_namespace(namespace)
+    vectors = vector_namespace(namespace)
     stored: list[Item | None]
     if len(items) <= PROBE_SIZE:
-        results = await store.abatch([GetOp(vector_namespace, item.key) for item in items])
+        results = await store.abatch([GetOp(vectors, item.key) for item in items])
         stored = [result if isinstance(result, Item) else None for result in results]
     else:
         listed: dict[str, Item] = {}
         offset = 0
         while True:
-            page = await store.asearch(vector_namespace, limit=LIST_PAGE, offset=offset)
+            page = await store.asearch(vectors, limit=LIST_PAGE, offset=offset)
             listed.update((found.key, found) for found in page)
             if len(page) < LIST_PAGE:
                 break
@@ -442,8 +425,8 @@ async def _sync(
     for key in gone:
         index.remove(key)
     if gone:  # deleted or superseded behind the index's back: drop their kept vectors too
-        vector_namespace = _vector_namespace(namespace)
-        await store.abatch([PutOp(vector_namespace, key, None) for key in gone])
+        vectors = vector_namespace(namespace)
+        await store.abatch([PutOp(vectors, key, None) for key in gone])
     await _upsert_changed(store, namespace, index, items, stored)
     index.revision = revision
     index.ready = True
@@ -533,14 +516,14 @@ async def _probe(store: BaseStore, namespace: tuple[str, ...], index: _UserIndex
     for key in superseded:
         index.remove(key)
     if superseded:
-        vector_namespace = _vector_namespace(namespace)
-        await store.abatch([PutOp(vector_namespace, key, None) for key in superseded])
+        vectors = vector_namespace(namespace)
+        await store.abatch([PutOp(vectors, key, None) for key in superseded])
     await _upsert_changed(store, namespace, index, [i for i in changed if is_current(i.value)])
     return True
 
 
 async def _current_revision(store: BaseStore, namespace: tuple[str, ...]) -> str | None:
-    revision_namespace, revision_key = _revision_key(namespace)
+    revision_namespace, revision_key = index_revision_location(namespace)
     stored = await store.aget(revision_namespace, revision_key)
     return str(stored.value.get("revision")) if stored else None
 

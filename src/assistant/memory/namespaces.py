@@ -8,9 +8,13 @@ __all__ = [
     "AUDIT_NAMESPACE",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
+    "REVISION_NAMESPACE",
     "TURNS_NAMESPACE",
     "USER_API_NAMESPACES",
+    "VECTOR_NAMESPACE",
+    "index_revision_location",
     "is_users_own_namespace",
+    "vector_namespace",
     "user_audit_namespace",
     "InvalidUserIdError",
     "user_episodes_namespace",
@@ -35,6 +39,12 @@ the memory routes."""
 
 TURNS_NAMESPACE = "memory_turns"
 """First label of every namespace that holds a user's unsettled turns (see `memory.turns`)."""
+
+REVISION_NAMESPACE = "memory_index"
+"""First label of the namespace that keeps each memory namespace's revision token."""
+
+VECTOR_NAMESPACE = "memory_vectors"
+"""First label of the namespace that keeps each fact's vector, next to the fact's own."""
 
 _USER_ID = re.compile(r"^[^\s.]{1,128}$")
 
@@ -113,3 +123,24 @@ def is_users_own_namespace(namespace: tuple[str, ...], user_id: str) -> bool:
     [False, False, False, False]
     """
     return len(namespace) == 2 and namespace[0] in USER_API_NAMESPACES and namespace[1] == user_id
+
+
+def index_revision_location(namespace: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """Where the revision token of ``namespace`` is kept: ``(namespace, key)``.
+
+    Every writer bumps it, so each server's in-process recall index sees writes made by
+    another process (another server, the retention job).
+
+    >>> index_revision_location(("user_episodes", "alice"))
+    (('memory_index', 'alice'), 'user_episodes')
+    """
+    return (REVISION_NAMESPACE, *namespace[1:]), namespace[0]
+
+
+def vector_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    """The namespace that keeps the vectors of the items in ``namespace``.
+
+    >>> vector_namespace(("user_facts", "alice"))
+    ('memory_vectors', 'user_facts', 'alice')
+    """
+    return (VECTOR_NAMESPACE, *namespace)

@@ -1,0 +1,33 @@
+"""What a stored memory looks like, for every module that writes or reads one.
+
+>>> is_current({"content": "Lives in Lyon", "status": "superseded"})
+False
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["episode_record", "is_current"]
+
+
+def is_current(value: dict[str, Any]) -> bool:
+    """Whether a stored fact is current (not superseded)."""
+    return bool(value.get("status", "current") != "superseded")
+
+
+def episode_record(
+    *, summary: str, thread_id: str, started_at: str, ended_at: str, updated_at: str
+) -> dict[str, Any]:
+    """The stored value of a thread's episode: its summary and the time span it covers.
+
+    Written by `compress` (through :func:`assistant.memory.save_episode`) and by the
+    retention job for idle threads; ``content`` is what recall embeds and searches.
+    """
+    return {
+        "content": summary.strip(),
+        "thread_id": thread_id,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "updated_at": updated_at,
+    }
