@@ -17,7 +17,7 @@ import scripted
 from assistant.context import Context
 
 if TYPE_CHECKING:
-    from conftest import RecordingChatModel  # type: ignore[attr-defined]  # e2e has a conftest too
+    from function_model import FunctionChatModel
 
 # --------------------------------------------------------------------------- extractor answers
 
@@ -83,9 +83,9 @@ def lines(text: str, tag: str) -> list[str]:
     return [line[2:] for line in between(text, tag).splitlines() if line.startswith("- ")]
 
 
-def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
+def system_prompt(model: FunctionChatModel, index: int = -1) -> str:
     """The system prompt of one of the reply calls `respond` made (the last by default)."""
-    call = model.respond_calls[index]
+    call = model.sent("respond")[index]
     assert isinstance(call[0], SystemMessage)
     return call[0].text
 

@@ -228,7 +228,7 @@ async def test_moving_city_through_the_graph_leaves_one_current_location(
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("I moved from Hangzhou to Chengdu", thread_id="thread-b")
 
-    assert between(model.extraction_prompts[1], "known_facts") == "1. Lives in Hangzhou"
+    assert between(model.prompts("remember")[1], "known_facts") == "1. Lives in Hangzhou"
     old, new = await fact_items(store, USER)
     assert old.value["content"] == "Lives in Hangzhou"
     assert new.value["content"] == "Lives in Chengdu"
@@ -302,8 +302,8 @@ async def test_a_cross_language_duplicate_is_skipped(
     await chat("我住在杭州")
 
     # The model was shown the English fact, numbered, next to the Chinese message.
-    assert between(model.extraction_prompts[0], "known_facts") == "1. Lives in Hangzhou"
-    assert between(model.extraction_prompts[0], "user_message") == "我住在杭州"
+    assert between(model.prompts("remember")[0], "known_facts") == "1. Lives in Hangzhou"
+    assert between(model.prompts("remember")[0], "user_message") == "我住在杭州"
     assert await stored_facts(store, USER) == ["Lives in Hangzhou"]  # nothing new stored
     assert (await value(store, key))["mentions"] == 2
 
@@ -467,7 +467,7 @@ async def test_an_update_through_the_graph_keeps_the_key_and_the_history(
     [before] = await fact_items(store, USER)
     state = await chat("Longjing is my favourite green tea", thread_id="thread-b")
 
-    assert between(model.extraction_prompts[1], "known_facts") == "1. Likes green tea"
+    assert between(model.prompts("remember")[1], "known_facts") == "1. Likes green tea"
     [after] = await fact_items(store, USER)
     assert after.key == before.key
     assert after.value["content"] == "Likes Longjing green tea best"
@@ -517,4 +517,4 @@ async def test_superseded_facts_never_reach_the_prompt(
         assert "Hangzhou" not in between(system, "user_facts")
     # Nor the extractor's list of known facts, so it cannot be superseded twice.
     await chat("I used to enjoy Hangzhou tea houses", thread_id="thread-b")
-    assert between(model.extraction_prompts[-1], "known_facts") == "1. Lives in Chengdu"
+    assert between(model.prompts("remember")[-1], "known_facts") == "1. Lives in Chengdu"

@@ -45,7 +45,7 @@ async def test_metrics_describe_what_the_prompt_held(
     assert metrics["episode_thread_ids"] == []
     shown = [*lines(system, "user_profile"), *lines(system, "user_facts")]
     assert metrics["memory_tokens"] == sum(count_text_tokens(fact) for fact in shown) > 0
-    assert metrics["prompt_tokens"] == count_messages_tokens(model.respond_calls[-1])
+    assert metrics["prompt_tokens"] == count_messages_tokens(model.sent("respond")[-1])
     assert metrics["extraction"] == "skipped"  # a question: no extraction call
     assert metrics["compressed"] is False
 

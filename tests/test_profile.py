@@ -48,7 +48,7 @@ async def test_the_profile_is_in_every_prompt_of_every_thread(
     for thread, text in turns:
         await chat(text, thread_id=thread)
 
-    assert len(model.respond_calls) == len(turns)
+    assert len(model.sent("respond")) == len(turns)
     for index in range(len(turns)):
         system = system_prompt(model, index)
         # Identity first, then hard constraints, whatever the query is about.
