@@ -31,7 +31,7 @@ from assistant.context import Context
 from assistant.graph import builder
 from devserver import PROVIDER_ENV
 from function_model import ChatFunction, FunctionChatModel, Replies, ScriptItem
-from helpers import create_database
+from helpers import create_database, noted_and_extracted_by_rules
 
 PROVIDER_ENV_VARS = PROVIDER_ENV
 
@@ -219,8 +219,8 @@ def patch_model(use_model: UseModel) -> PatchModel:
     ``patch_model(replies, structured=None, structured_gate=None)``: ``replies`` (any
     iterable, possibly endless) feed every call in order; ``structured``, when given, feeds
     only the structured-output calls, i.e. `remember`'s one memory-operations call, whose
-    reply is ``{"operations": [...]}`` JSON (``helpers.operations_json``, or
-    ``itertools.repeat(helpers.rule_based_operations)`` for the scripted rules);
+    reply is ``{"operations": [...]}`` JSON (``helpers.operations_json``; the
+    ``rule_based_model`` fixture extracts by the scripted rules instead);
     ``structured_gate``, when given, holds the structured calls until it is set.
     """
 
@@ -233,6 +233,13 @@ def patch_model(use_model: UseModel) -> PatchModel:
         return use_model(Replies(replies, structured=structured, structured_gate=structured_gate))
 
     return patch
+
+
+@pytest.fixture
+def rule_based_model(use_model: UseModel) -> FunctionChatModel:
+    """The fake model in the seam: "Noted." to every reply, extraction by the scripted rules
+    (``helpers.noted_and_extracted_by_rules``), for as many turns as a test runs."""
+    return use_model(noted_and_extracted_by_rules)
 
 
 # --------------------------------------------------------------------------- graph

@@ -12,11 +12,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, ValidationError
 
-from assistant import models, prompts
+from assistant import models
 from assistant.memory import MemoryOperations
 from assistant.tools import MEMORY_TOOLS
-from function_model import CallInfo
-from helpers import operations_json, rule_based_operations
+from function_model import CallInfo, FunctionChatModel
+from helpers import operations_json
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel, UseModel
@@ -211,16 +211,9 @@ def test_patch_model_replaces_the_seam(patch_model: PatchModel) -> None:
     assert models.get_chat_model("any-name") is model
 
 
-def test_rule_based_operations_read_the_numbered_known_facts() -> None:
-    prompt = prompts.EXTRACTION_PROMPT.format(
-        categories="location",
-        known_facts="1. Likes tea\n2. Lives in Hangzhou",
-        message="I moved from Hangzhou to Chengdu",
-    )
-    answer = MemoryOperations.model_validate_json(rule_based_operations([HumanMessage(prompt)]))
-    [operation] = answer.operations
-    assert (operation.action, operation.content, operation.target) == (
-        "supersede",
-        "Lives in Chengdu",
-        2,
-    )
+async def test_the_rule_based_model_notes_every_reply(rule_based_model: FunctionChatModel) -> None:
+    # Its extraction is the scripted rules' (test_scripted.py reads a real prompt with it).
+    assert [(await rule_based_model.ainvoke(text)).text for text in ("hi", "我住在杭州")] == [
+        "Noted.",
+        "Noted.",
+    ]

@@ -19,7 +19,7 @@ from assistant import prompts
 from assistant.memory import MemoryOperations
 from assistant.tools import MEMORY_TOOLS
 from function_model import CallInfo, FunctionChatModel
-from helpers import fact_items
+from helpers import fact_items, noted_and_extracted_by_rules
 from scripted import ScriptedChatModel, ScriptedRules, decide_operations
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
@@ -66,13 +66,18 @@ def test_a_chinese_move_with_a_final_particle() -> None:
     assert decisions("我搬到成都了", ["住在杭州"]) == [("supersede", "住在成都", 1)]
 
 
-async def test_the_scripted_extractor_reads_the_real_prompt() -> None:
+@pytest.mark.parametrize(
+    "model",
+    [ScriptedChatModel(), FunctionChatModel(function=noted_and_extracted_by_rules)],
+    ids=["scripted-model", "rule-based-test-model"],
+)
+async def test_the_scripted_extractor_reads_the_real_prompt(model: FunctionChatModel) -> None:
     prompt = prompts.EXTRACTION_PROMPT.format(
         categories="location",
         known_facts="1. Likes tea\n2. Lives in Hangzhou",
         message="I moved from Hangzhou to Chengdu",
     )
-    extractor = ScriptedChatModel().with_structured_output(MemoryOperations)
+    extractor = model.with_structured_output(MemoryOperations)
     answer = await extractor.ainvoke([HumanMessage(prompt)])
     assert isinstance(answer, MemoryOperations)
     [operation] = answer.operations
