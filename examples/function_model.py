@@ -34,8 +34,8 @@ import asyncio
 import inspect
 import json
 import re
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +132,8 @@ class FunctionChatModel(BaseChatModel):
         settings: dict[str, Any],
         metadata: dict[str, Any] | None,
         **info: Any,
-    ) -> CallInfo:
+    ) -> ModelCall:
+        """Keep the call in :attr:`calls` (before it is answered: a call that raises counts)."""
         settings = {key: value for key, value in settings.items() if value is not None}
         tools = settings.pop("tools", None) or []
         tool_choice = settings.pop("tool_choice", None)
@@ -143,19 +144,18 @@ class FunctionChatModel(BaseChatModel):
             node=(metadata or {}).get("langgraph_node"),
             **info,
         )
-        self.calls.append(ModelCall(messages=list(messages), info=call_info))
-        return call_info
+        call = ModelCall(messages=list(messages), info=call_info)
+        self.calls.append(call)
+        return call
 
-    def _answer(self, messages: list[BaseMessage], info: CallInfo) -> Reply:
-        if _is_async(self.function):
-            return _run_to_completion(self.function(messages, info))
-        return _resolved(self.function(messages, info))
+    def _answer(self, call: ModelCall) -> Reply:
+        return _run_to_completion(self.function(call.messages, call.info))
 
-    async def _aanswer(self, messages: list[BaseMessage], info: CallInfo) -> Reply:
-        if _is_async(self.function):
-            answer = self.function(messages, info)
-            return await answer if inspect.isawaitable(answer) else answer
-        return await asyncio.to_thread(self._answer, messages, info)
+    async def _aanswer(self, call: ModelCall) -> Reply:
+        if not _is_async(self.function):  # as LangChain runs a synchronous _generate
+            return await asyncio.to_thread(self._answer, call)
+        answer = self.function(call.messages, call.info)
+        return await answer if inspect.isawaitable(answer) else answer
 
     def _generate(
         self,
@@ -164,8 +164,8 @@ class FunctionChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        info = self._record(messages, {"stop": stop, **kwargs}, _metadata(run_manager))
-        return _result(self._answer(messages, info))
+        call = self._record(messages, {"stop": stop, **kwargs}, _metadata(run_manager))
+        return _result(self._answer(call))
 
     async def _agenerate(
         self,
@@ -174,8 +174,8 @@ class FunctionChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        info = self._record(messages, {"stop": stop, **kwargs}, _metadata(run_manager))
-        return _result(await self._aanswer(messages, info))
+        call = self._record(messages, {"stop": stop, **kwargs}, _metadata(run_manager))
+        return _result(await self._aanswer(call))
 
     def _stream(
         self,
@@ -185,8 +185,8 @@ class FunctionChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         settings = {"stop": stop, **kwargs}
-        info = self._record(messages, settings, _metadata(run_manager), streamed=True)
-        for chunk in _chunks(_as_message(self._answer(messages, info))):
+        call = self._record(messages, settings, _metadata(run_manager), streamed=True)
+        for chunk in _chunks(_as_message(self._answer(call))):
             if run_manager:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -199,8 +199,8 @@ class FunctionChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         settings = {"stop": stop, **kwargs}
-        info = self._record(messages, settings, _metadata(run_manager), streamed=True)
-        for chunk in _chunks(_as_message(await self._aanswer(messages, info))):
+        call = self._record(messages, settings, _metadata(run_manager), streamed=True)
+        for chunk in _chunks(_as_message(await self._aanswer(call))):
             if run_manager:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -231,18 +231,15 @@ class FunctionChatModel(BaseChatModel):
             )
         method = kwargs.get("method")
 
-        def start(model_input: LanguageModelInput, config: RunnableConfig) -> ModelCall:
+        def record(model_input: LanguageModelInput, config: RunnableConfig) -> ModelCall:
             messages = self._convert_input(model_input).to_messages()
-            info = self._record(messages, {}, config.get("metadata"), schema=schema, method=method)
-            return ModelCall(messages=messages, info=info)
+            return self._record(messages, {}, config.get("metadata"), schema=schema, method=method)
 
         def answer(model_input: LanguageModelInput, config: RunnableConfig) -> BaseModel:
-            call = start(model_input, config)
-            return _structured(self._answer(call.messages, call.info), schema)
+            return _structured(self._answer(record(model_input, config)), schema)
 
         async def aanswer(model_input: LanguageModelInput, config: RunnableConfig) -> BaseModel:
-            call = start(model_input, config)
-            return _structured(await self._aanswer(call.messages, call.info), schema)
+            return _structured(await self._aanswer(record(model_input, config)), schema)
 
         return RunnableLambda(answer, afunc=aanswer, name="structured_output")
 
@@ -311,10 +308,6 @@ def _is_async(function: Callable[..., Any]) -> bool:
     )
 
 
-def _resolved(answer: Reply | Awaitable[Reply]) -> Reply:
-    return _run_to_completion(answer) if inspect.isawaitable(answer) else answer
-
-
 def _run_to_completion(answer: Reply | Awaitable[Reply]) -> Reply:
     """The result of an awaitable answer, from synchronous code."""
     if not inspect.isawaitable(answer):
@@ -328,21 +321,8 @@ def _run_to_completion(answer: Reply | Awaitable[Reply]) -> Reply:
     except RuntimeError:  # no loop in this thread: run one
         return asyncio.run(wait())
     # A synchronous call from async code: run the answer's own loop in another thread.
-    outcome: list[Reply] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            outcome.append(asyncio.run(wait()))
-        except BaseException as error:  # re-raised in the caller's thread
-            failure.append(error)
-
-    worker = threading.Thread(target=run, name="function-model")
-    worker.start()
-    worker.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="function-model") as worker:
+        return worker.submit(asyncio.run, wait()).result()
 
 
 def _metadata(run_manager: Any) -> dict[str, Any] | None:
