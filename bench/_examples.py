@@ -1,7 +1,9 @@
-"""Put ``examples/`` (the scripted model, the dev-server helper) on the benchmarks' import path.
+"""Put ``examples/`` (the fake chat model, the scripted rules, the dev-server helper) on the
+benchmarks' import path.
 
 The benchmarks run as scripts (``python bench/load.py``); importing this module first lets
-them ``from devserver import DevServer`` and ``from scripted import ScriptedChatModel``.
+them ``from devserver import DevServer``, ``from function_model import FunctionChatModel``
+and ``from scripted import ScriptedRules``.
 """
 
 import sys

@@ -7,8 +7,9 @@ the gate before issue 10 as the baseline (``--gate-only`` prints just this).
 
 What is measured: the assistant graph (default :class:`~assistant.context.Context`, an
 in-process ``InMemorySaver`` and ``make_store()``) runs the bilingual conversation of
-``bench/conversation.py`` with every model call going to ``RecordingModel`` (the offline
-``ScriptedChatModel`` plus a call log, from ``bench/tokens.py``). Calls are counted by kind:
+``bench/conversation.py`` with every model call going to ``RecordingModel`` (the one fake
+model with the offline scripted rules, plus a call log, from ``bench/tokens.py``). Calls are
+counted by kind:
 
 - ``reply``: respond's answer (one per turn);
 - ``tool``: a respond call that asked for memory tools (search/forget/correct) before the
@@ -298,7 +299,7 @@ async def measure(
     if batched is not None:
         covered, buffered = dict(batched.flushed), len(batched.buffer)
     else:
-        covered = {c.turn: c.turn for c in model.calls if c.kind == "extract"}
+        covered = {c.turn: c.turn for c in model.recorder.calls if c.kind == "extract"}
         buffered = 0
     return Measured(
         label=label,
@@ -313,7 +314,7 @@ async def measure(
 def per_turn(measured: Measured) -> dict[str, tuple[int, float, float, float]]:
     """kind -> (calls, calls/turn, input tokens/turn, output tokens/turn)."""
     rows: dict[str, tuple[int, float, float, float]] = {}
-    calls = measured.result.model.calls
+    calls = measured.result.model.recorder.calls
     n = measured.turns
     for kind in (*KINDS, "total"):
         chosen = [call for call in calls if kind == "total" or call.kind == kind]
@@ -342,7 +343,9 @@ def print_table(measured: Measured) -> None:
 
 
 def extraction_breakdown(measured: Measured, conversation: list[Turn]) -> None:
-    extracts = {call.turn: call for call in measured.result.model.calls if call.kind == "extract"}
+    extracts = {
+        call.turn: call for call in measured.result.model.recorder.calls if call.kind == "extract"
+    }
     print(
         f"{'turn kind':<11}{'turns':>6}{'extracted':>11}{'changed memory':>16}"
         f"{'repeat only':>13}{'nothing found':>15}"
@@ -391,8 +394,8 @@ def goal_check(measured: Measured) -> bool:
 
 
 def compare(base: Measured, other: Measured, conversation: list[Turn]) -> None:
-    base_extracts = {c.turn: c for c in base.result.model.calls if c.kind == "extract"}
-    other_calls = sum(1 for c in other.result.model.calls if c.kind == "extract")
+    base_extracts = {c.turn: c for c in base.result.model.recorder.calls if c.kind == "extract"}
+    other_calls = sum(1 for c in other.result.model.recorder.calls if c.kind == "extract")
     statements = [turn for turn in conversation if turn.kind == "statement"]
     missed_statements = [turn for turn in statements if turn.number not in other.covered]
     lost_changes = [

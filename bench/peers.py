@@ -48,13 +48,11 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.base import BaseStore, PutOp
 
+import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant.memory import (
     WEIGHTS,
     FusionWeights,
@@ -65,6 +63,7 @@ from assistant.memory import (
     user_facts_namespace,
 )
 from assistant.models import EMBEDDING_DIMS, get_embeddings
+from function_model import CallInfo, FunctionChatModel
 
 __all__ = [
     "BM25Peer",
@@ -293,21 +292,9 @@ class LangMemPeer:
 # --------------------------------------------------------------------------- mem0
 
 
-class _NoLLM(BaseChatModel):
-    """A chat model that refuses every call: proves mem0 never asks an LLM with infer=False."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "no-llm"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise RuntimeError("mem0 tried to call an LLM; the benchmark runs it with infer=False")
+def refuse_every_call(messages: list[BaseMessage], info: CallInfo) -> AIMessage:
+    """The fake model's function for mem0: proves mem0 never asks an LLM with infer=False."""
+    raise RuntimeError("mem0 tried to call an LLM; the benchmark runs it with infer=False")
 
 
 def mem0_offline_config(
@@ -336,7 +323,10 @@ def mem0_offline_config(
         },
         # mem0 builds an LLM client at init even when add() is never asked to infer;
         # the "langchain" provider takes a model instance, so no OpenAI client is made.
-        "llm": {"provider": "langchain", "config": {"model": _NoLLM()}},
+        "llm": {
+            "provider": "langchain",
+            "config": {"model": FunctionChatModel(function=refuse_every_call)},
+        },
         "history_db_path": ":memory:",
     }
 

@@ -15,9 +15,10 @@ system prompt plus the conversation messages), counted with
   → respond (the same model on our persona/time system prompt + the summarized messages)
   → END, with an ``InMemorySaver``. It has no long-term memory: it is a short-term peer.
 
-Every model call goes to :class:`RecordingModel`, a ``ScriptedChatModel`` (rule-based,
-offline) that records the kind (reply, tool round, extract, summarize), the input tokens and
-the output tokens of each call; per turn, the tables use the final reply call (after any
+Every model call goes to :class:`RecordingModel`: the one fake chat model
+(``examples/function_model.py``) answering by the scripted rules (rule-based, offline), which
+records the kind (reply, tool round, extract, summarize), the input tokens and the output
+tokens of each call; per turn, the tables use the final reply call (after any
 memory-tool rounds). It also answers LangMem's summarisation prompts with the same rules
 (``scripted_summary``, capped at ``summary_max_tokens`` as ``model.bind(max_tokens=...)``
 would), so both summarisers keep the same lines. Time is virtual (turn n happens 2n minutes
@@ -56,8 +57,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -66,12 +65,10 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import models
@@ -85,7 +82,8 @@ from assistant.nodes import respond as respond_module
 from assistant.prompting import build_system_prompt
 from assistant.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
 from conversation import ALLERGY, HOME_CITY, NAME, NEW_CITY, describe, script
-from scripted import ScriptedChatModel, scripted_summary
+from function_model import CallInfo, FunctionChatModel
+from scripted import ScriptedRules, scripted_summary
 
 VARIANTS = ("ours", "full", "langmem")
 CHECKPOINTS = (10, 100, 300, 1000)
@@ -175,40 +173,34 @@ class Recorder:
         return [call for call in self.calls if call.kind in ("reply", "tool")]
 
 
-class RecordingModel(ScriptedChatModel):
-    """The scripted model, recording every call; also answers LangMem's summary prompts.
+@dataclass
+class BenchRules:
+    """The scripted rules, recording each call's figures; also answers LangMem's summaries.
 
-    Streaming is off so every call goes through ``_generate``; ``bind_tools`` copies the
-    model and the copies share :attr:`recorder`.
+    The function of :class:`RecordingModel`.
     """
 
-    disable_streaming: bool = True
-    recorder: Any = Field(default_factory=Recorder)
+    recorder: Recorder = field(default_factory=Recorder)
     summary_tokens: int = 600
     """Cap on LangMem summaries (ours pass their own cap in the prompt)."""
     reply_tokens: int = 0
     """Pad replies to about this many tokens (0: the scripted reply as it is)."""
+    rules: ScriptedRules = field(default_factory=ScriptedRules)
 
-    @property
-    def calls(self) -> list[Call]:
-        return self.recorder.calls  # type: ignore[no-any-return]
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def __call__(self, messages: list[BaseMessage], info: CallInfo) -> AIMessage | BaseModel:
+        if info.schema is not None:
+            return self._extract(messages, info.schema, self.rules(messages, info))
         last = messages[-1].text if messages else ""
         if last.startswith(LANGMEM_INITIAL) or LANGMEM_EXTEND in last:
             answer = AIMessage(self._langmem_summary(messages))
             kind = "summarize"
         else:
-            answer = super()._generate(messages, stop, run_manager, **kwargs).generations[0].message
+            reply = self.rules(messages, info)
+            assert isinstance(reply, AIMessage)
+            answer = reply
             first = messages[0].text if messages else ""
             kind = "summarize" if "<new_messages>" in first else "reply"
-        recorder: Recorder = self.recorder
+        recorder = self.recorder
         call = Call(
             turn=recorder.turn,
             kind=kind,
@@ -216,7 +208,7 @@ class RecordingModel(ScriptedChatModel):
             output_tokens=0,
         )
         if kind == "reply":
-            if isinstance(answer, AIMessage) and answer.tool_calls:
+            if answer.tool_calls:
                 call.kind = "tool"
                 call.tools = [tool_call["name"] for tool_call in answer.tool_calls]
             else:
@@ -229,7 +221,23 @@ class RecordingModel(ScriptedChatModel):
             call.tool_results = _edit_results(messages)
         call.output_tokens = count_messages_tokens([answer]) - TOKENS_PER_MESSAGE
         recorder.calls.append(call)
-        return ChatResult(generations=[ChatGeneration(message=answer)])
+        return answer
+
+    def _extract(
+        self, messages: list[BaseMessage], schema: type[BaseModel], answer: Any
+    ) -> BaseModel:
+        result = schema.model_validate(answer)
+        operations = getattr(result, "operations", [])
+        self.recorder.calls.append(
+            Call(
+                turn=self.recorder.turn,
+                kind="extract",
+                input_tokens=count_messages_tokens(messages),
+                output_tokens=count_text_tokens(result.model_dump_json()),
+                operations=[(op.action, op.content) for op in operations],
+            )
+        )
+        return result
 
     def _langmem_summary(self, messages: list[BaseMessage]) -> str:
         existing = _LANGMEM_EXISTING.search(messages[-1].text)
@@ -253,27 +261,22 @@ class RecordingModel(ScriptedChatModel):
             index += 1
         return text
 
-    def with_structured_output(  # type: ignore[override]
-        self, schema: type[BaseModel], **kwargs: Any
-    ) -> Runnable[LanguageModelInput, BaseModel]:
-        inner = super().with_structured_output(schema, **kwargs)
 
-        def extract(value: LanguageModelInput) -> BaseModel:
-            messages = self._convert_input(value).to_messages()
-            result = inner.invoke(messages)
-            operations = getattr(result, "operations", [])
-            self.recorder.calls.append(
-                Call(
-                    turn=self.recorder.turn,
-                    kind="extract",
-                    input_tokens=count_messages_tokens(messages),
-                    output_tokens=count_text_tokens(result.model_dump_json()),
-                    operations=[(op.action, op.content) for op in operations],
-                )
-            )
-            return result
+class RecordingModel(FunctionChatModel):
+    """The one fake chat model (examples/function_model.py) answering by :class:`BenchRules`."""
 
-        return RunnableLambda(extract, name="scripted_extract")
+    def __init__(self, *, reply_tokens: int = 0) -> None:
+        super().__init__(function=BenchRules(reply_tokens=reply_tokens))
+
+    @property
+    def rules(self) -> BenchRules:
+        assert isinstance(self.function, BenchRules)
+        return self.function
+
+    @property
+    def recorder(self) -> Recorder:
+        """Every call's figures (:class:`Call`), and the turn being run."""
+        return self.rules.recorder
 
 
 def _edit_results(messages: Sequence[BaseMessage]) -> list[str]:
@@ -449,7 +452,7 @@ async def run_langmem(
     """Run ``texts`` through START → SummarizationNode → respond → END."""
     from langmem.short_term import SummarizationNode
 
-    model.summary_tokens = context.summary_max_tokens
+    model.rules.summary_tokens = context.summary_max_tokens
     summarize = SummarizationNode(
         model=model,
         max_tokens=context.max_context_tokens,
@@ -655,7 +658,7 @@ def report(results: list[RunResult], turns_run: int, context: Context) -> None:
                 other.append(f"marked summarized but never shown to the summariser {len(never)}")
         elif state.get("summary"):
             other.append(f"summary {count_text_tokens(state['summary'])} tokens")
-        summaries = sum(1 for call in result.model.calls if call.kind == "summarize")
+        summaries = sum(1 for c in result.model.recorder.calls if c.kind == "summarize")
         print(
             f"{result.variant:<9}{len(state.get('messages', [])):>14,}"
             f"{result.checkpoint_bytes:>12,}{summaries:>10}  {'; '.join(other)}"

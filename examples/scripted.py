@@ -1,10 +1,12 @@
 """A deterministic, offline stand-in for a chat model, for `make demo` and end-to-end tests.
 
-:class:`ScriptedChatModel` never calls a network. It recognises the three kinds of
-request the graph makes (reply, fact extraction, summarisation) and answers each with
-simple rules, so memory can be watched working without an API key. Every reply starts
-with ``[scripted]`` so nobody mistakes it for a real model. It can append a JSON line per
-call to a log file, which is how the demo and the tests see the exact prompts.
+:class:`ScriptedRules` is a function for the one fake chat model of the project
+(:class:`function_model.FunctionChatModel`); :func:`ScriptedChatModel` builds that model
+with it. It never calls a network. It recognises the three kinds of request the graph
+makes (reply, fact extraction, summarisation) and answers each with simple rules, so
+memory can be watched working without an API key. Every reply starts with ``[scripted]``
+so nobody mistakes it for a real model. It can append a JSON line per call to a log file,
+which is how the demo and the end-to-end tests see the exact prompts a server sent.
 """
 
 from __future__ import annotations
@@ -14,29 +16,19 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from assistant.memory.lexical import tokenize
 from assistant.tokens import count_messages_tokens, count_text_tokens
+from function_model import CallInfo, FunctionChatModel
 
 __all__ = [
     "ScriptedChatModel",
+    "ScriptedRules",
     "decide_operations",
     "memory_command",
     "extract_statements",
@@ -251,11 +243,17 @@ SLOW_SECONDS = 8.0
 """How long a reply takes when the conversation contains ``slow_on``."""
 
 
-class ScriptedChatModel(BaseChatModel):
-    """Rule-based chat model: replies, extracts facts and summarises without any network.
+@dataclass(frozen=True)
+class ScriptedRules:
+    """The scripted model's answers, as a function for :class:`FunctionChatModel`.
 
-    >>> model = ScriptedChatModel()
-    >>> model.invoke("hello").text.startswith("[scripted]")
+    A structured call (the extraction) gets the operations :func:`decide_operations`
+    finds; a summarisation prompt gets :func:`scripted_summary`; a memory command with
+    the memory tools bound gets the next tool call (see :func:`memory_command`); anything
+    else gets a reply that lists what the system prompt told it about the user.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> ScriptedRules()([HumanMessage("hello")], CallInfo()).text.startswith("[scripted]")
     True
     """
 
@@ -269,12 +267,13 @@ class ScriptedChatModel(BaseChatModel):
     """Take ``SLOW_SECONDS`` over a reply to a conversation containing this text (to catch a
     run in flight). Fact extraction stays fast."""
 
-    tool_names: list[str] = []
-    """Names of the tools bound with :meth:`bind_tools`; memory commands use them."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
+    def __call__(self, messages: list[BaseMessage], info: CallInfo) -> AIMessage | dict[str, Any]:
+        """The answer to one call (it runs in a worker thread under async callers)."""
+        if self.fail_on and any(self.fail_on in message.text for message in messages):
+            raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
+        if info.schema is not None:
+            return self._extract(messages)
+        return self._reply(messages, info.tool_names)
 
     def _log(self, record: dict[str, Any]) -> None:
         if not self.log_path:
@@ -282,17 +281,32 @@ class ScriptedChatModel(BaseChatModel):
         with _LOG_LOCK, Path(self.log_path).open("a", encoding="utf-8") as log:
             log.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def _check_fault(self, messages: Sequence[BaseMessage]) -> None:
-        if self.fail_on and any(self.fail_on in message.text for message in messages):
-            raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
+    def _extract(self, messages: list[BaseMessage]) -> dict[str, Any]:
+        """Memory operations for an extraction prompt, by :func:`decide_operations`."""
+        prompt = "\n".join(message.text for message in messages)
+        known = [
+            line.split(". ", 1)[1]
+            for line in _section(prompt, "known_facts").splitlines()
+            if ". " in line
+        ]
+        operations = decide_operations(_section(prompt, "user_message"), known)
+        self._log(
+            {
+                "kind": "extract",
+                "operations": [(op["action"], op["content"]) for op in operations],
+            }
+        )
+        return {"operations": operations}
 
-    def _tool_step(self, conversation: list[BaseMessage]) -> AIMessage | None:
+    def _tool_step(
+        self, conversation: list[BaseMessage], tool_names: list[str]
+    ) -> AIMessage | None:
         """The next step of a memory command: a tool call, or the final reply after tools."""
         turn_start = max(
             (i for i, message in enumerate(conversation) if isinstance(message, HumanMessage)),
             default=None,
         )
-        if turn_start is None or not self.tool_names:
+        if turn_start is None or not tool_names:
             return None
         command = memory_command(conversation[turn_start].text)
         if command is None:
@@ -317,11 +331,10 @@ class ScriptedChatModel(BaseChatModel):
         text = re.sub(r"^[0-9a-f]{32}: ", "- ", last.text, flags=re.MULTILINE)
         return AIMessage(f"{LABEL} {text}")
 
-    def _reply(self, messages: list[BaseMessage]) -> AIMessage:
-        self._check_fault(messages)
+    def _reply(self, messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
         replying = bool(messages) and isinstance(messages[0], SystemMessage)
         if self.slow_on and replying and any(self.slow_on in m.text for m in messages[1:]):
-            time.sleep(SLOW_SECONDS)  # in the executor thread LangChain runs _stream in
+            time.sleep(SLOW_SECONDS)  # in the worker thread the fake runs this function in
         prompt = messages[0].text if messages else ""
         if "<new_messages>" in prompt:
             limit = re.search(r"about (\d+) tokens", prompt)
@@ -334,7 +347,7 @@ class ScriptedChatModel(BaseChatModel):
             return AIMessage(summary)
         system = prompt if isinstance(messages[0], SystemMessage) else ""
         conversation = [message for message in messages if not isinstance(message, SystemMessage)]
-        if (step := self._tool_step(conversation)) is not None:
+        if (step := self._tool_step(conversation, tool_names)) is not None:
             return step
         profile = [line[2:] for line in _section(system, "user_profile").splitlines() if line]
         facts = [line[2:] for line in _section(system, "user_facts").splitlines() if line]
@@ -366,74 +379,18 @@ class ScriptedChatModel(BaseChatModel):
             + f" (prompt ≈ {tokens} tokens)"
         )
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        reply = self._reply(messages)
-        if reply.tool_calls:
-            yield ChatGenerationChunk(
-                message=AIMessageChunk(
-                    content="",
-                    tool_call_chunks=[
-                        {
-                            "name": call["name"],
-                            "args": json.dumps(call["args"]),
-                            "id": call["id"],
-                            "index": i,
-                        }
-                        for i, call in enumerate(reply.tool_calls)
-                    ],
-                )
-            )
-            return
-        for piece in re.findall(r"\S+\s*|\s+", reply.text):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
+def ScriptedChatModel(
+    *, log_path: str | None = None, fail_on: str | None = None, slow_on: str | None = None
+) -> FunctionChatModel:
+    """The scripted model: the one fake chat model answering by :class:`ScriptedRules`.
 
-    def bind_tools(
-        self, tools: Sequence[Any], **kwargs: Any
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Remember the tools' names; memory commands then call them (see `memory_command`)."""
-        names = [getattr(t, "name", None) or t.get("name", "") for t in tools]
-        return self.model_copy(update={"tool_names": names})
+    Named like the class it replaced, so that servers and tests build it as before.
 
-    def with_structured_output(  # type: ignore[override]
-        self, schema: type[BaseModel], **kwargs: Any
-    ) -> Runnable[LanguageModelInput, BaseModel]:
-        """Answer memory requests with the operations :func:`decide_operations` finds."""
-
-        def extract(value: LanguageModelInput) -> BaseModel:
-            messages = self._convert_input(value).to_messages()
-            self._check_fault(messages)
-            prompt = "\n".join(message.text for message in messages)
-            known = [
-                line.split(". ", 1)[1]
-                for line in _section(prompt, "known_facts").splitlines()
-                if ". " in line
-            ]
-            operations = decide_operations(_section(prompt, "user_message"), known)
-            self._log(
-                {
-                    "kind": "extract",
-                    "operations": [(op["action"], op["content"]) for op in operations],
-                }
-            )
-            return schema.model_validate({"operations": operations})
-
-        runnable: Callable[[LanguageModelInput], BaseModel] = extract
-        return RunnableLambda(runnable, name="scripted_extract")
+    >>> model = ScriptedChatModel()
+    >>> model.invoke("hello").text.startswith("[scripted]")
+    True
+    """
+    return FunctionChatModel(
+        function=ScriptedRules(log_path=log_path, fail_on=fail_on, slow_on=slow_on)
+    )

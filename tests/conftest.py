@@ -1,4 +1,4 @@
-"""Shared offline fixtures: no provider keys, a deterministic embedder, a scripted model.
+"""Shared offline fixtures: no provider keys, a deterministic embedder, the fake model.
 
 The model seam (`assistant.models.get_chat_model`) is the only thing replaced; the
 graph, the store and the nodes run for real.
@@ -12,31 +12,27 @@ import math
 import re
 import shutil
 import tempfile
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import GenericFakeChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from pydantic import BaseModel, Field
 
 from assistant import models, providers
 from assistant.context import Context
 from assistant.graph import builder
 from assistant.memory import make_store
 from devserver import PROVIDER_ENV
-from helpers import create_database
+from function_model import ChatFunction, FunctionChatModel, Replies, ScriptItem
+from helpers import create_database, noted_and_extracted_by_rules
 
 PROVIDER_ENV_VARS = PROVIDER_ENV
 
@@ -195,152 +191,54 @@ def new_store() -> Callable[[], InMemoryStore]:
 
 # --------------------------------------------------------------------------- chat model
 
-ReplyFunction = Callable[[list[BaseMessage]], "str | AIMessage"]
-"""A scripted reply computed from the prompt the model was given."""
-
-ScriptItem = str | AIMessage | BaseException | ReplyFunction
-Script = Iterable[ScriptItem]
-"""Scripted replies: text, a full AIMessage, an exception to raise when reached, or a
-function of the prompt's messages (handy in endless scripts: ``itertools.repeat(fn)``)."""
-
-
-def _as_reply(item: str | AIMessage) -> AIMessage:
-    """An AIMessage with its own id, whatever the script gave."""
-    if isinstance(item, AIMessage):
-        return item if item.id else item.model_copy(update={"id": _new_id()})
-    return AIMessage(content=item, id=_new_id())
-
-
-def _new_id() -> str:
-    return f"scripted-{uuid.uuid4().hex[:12]}"
-
-
-class RecordingChatModel(GenericFakeChatModel):
-    """A scripted chat model that records every prompt it is given.
-
-    Every call, whether plain, streamed or structured, appends its input messages
-    to ``calls``. Structured-output calls parse the next scripted reply's content as
-    JSON into the requested schema. They read the shared script, or ``structured``
-    when one was given, which keeps tests deterministic when `respond` and
-    `remember` call the model concurrently.
-    """
-
-    calls: list[list[BaseMessage]] = Field(default_factory=list)
-    """Input messages of every call, in the order the calls were made."""
-    messages: Iterator[Any]  # type: ignore[assignment]
-    """The script (see `Script`); consumed one item per call."""
-    structured: Iterator[Any] | None = None
-    """Script for structured-output calls only; None means they share ``messages``."""
-    structured_gate: asyncio.Event | None = None
-    """When set, a structured-output call waits for this event before it answers: a slow
-    extractor, without a clock."""
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # `_stream` delegates here, so streamed calls are recorded exactly once too.
-        self.calls.append(list(messages))
-        reply = self._reply(self.messages, messages)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    @staticmethod
-    def _reply(script: Iterator[Any], messages: list[BaseMessage]) -> AIMessage:
-        """The next scripted reply: raised if it is an exception, computed if a function."""
-        try:
-            item = next(script)
-        except StopIteration:
-            raise AssertionError("The model was called more times than the test scripted") from None
-        if isinstance(item, BaseException):
-            raise item
-        if callable(item):
-            item = item(messages)
-        return _as_reply(item)
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # Run in the event loop (no thread pool) so the script is consumed in call order.
-        return self._generate(messages, stop=stop, **kwargs)
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        for chunk in self._stream(messages, stop=stop, **kwargs):
-            if run_manager:
-                await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
-            yield chunk
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> RecordingChatModel:  # type: ignore[override]
-        return self
-
-    def with_structured_output(  # type: ignore[override]
-        self, schema: type[BaseModel], **kwargs: Any
-    ) -> Runnable[LanguageModelInput, BaseModel]:
-        def answer(model_input: LanguageModelInput) -> BaseModel:
-            messages = self._convert_input(model_input).to_messages()
-            self.calls.append(messages)
-            script = self.structured if self.structured is not None else self.messages
-            reply = self._reply(script, messages)
-            return schema.model_validate_json(reply.text)
-
-        async def aanswer(model_input: LanguageModelInput) -> BaseModel:
-            if self.structured_gate is not None:
-                await self.structured_gate.wait()
-            return answer(model_input)
-
-        return RunnableLambda(answer, afunc=aanswer, name="structured_output")
-
-    @property
-    def respond_calls(self) -> list[list[BaseMessage]]:
-        """Calls whose first message is a system prompt: the ones `respond` makes."""
-        return [call for call in self.calls if call and isinstance(call[0], SystemMessage)]
-
-    @property
-    def extraction_prompts(self) -> list[str]:
-        """Prompts of the fact-extraction calls that `remember` makes."""
-        return [call[0].text for call in self.calls if "<user_message>" in call[0].text]
-
-    @property
-    def summary_prompts(self) -> list[str]:
-        """Prompts of the summarisation calls that `compress` makes."""
-        return [call[0].text for call in self.calls if "<existing_summary>" in call[0].text]
-
-
-PatchModel = Callable[..., RecordingChatModel]
+UseModel = Callable[[ChatFunction], FunctionChatModel]
+PatchModel = Callable[..., FunctionChatModel]
 
 
 @pytest.fixture
-def patch_model(monkeypatch: pytest.MonkeyPatch) -> PatchModel:
-    """Replace the model seam with one shared RecordingChatModel and return it.
+def use_model(monkeypatch: pytest.MonkeyPatch) -> UseModel:
+    """Put the one fake chat model, answering by ``function``, in the model seam; return it.
 
-    ``patch_model(replies, structured=None)``: ``replies`` (any iterable, possibly
-    endless) feed every call in order; ``structured``, when given, feeds only the
-    structured-output calls, i.e. `remember`'s one memory-operations call, whose reply is
-    ``{"operations": [...]}`` JSON (``helpers.operations_json``, or
-    ``itertools.repeat(helpers.rule_based_operations)`` for the scripted rules).
+    ``use_model(function)``: ``function(messages, info)`` answers every call (see
+    examples/function_model.py); the model records every call in ``model.calls``.
     """
 
-    def patch(replies: Script, *, structured: Script | None = None) -> RecordingChatModel:
-        model = RecordingChatModel(
-            messages=iter(replies),
-            structured=iter(structured) if structured is not None else None,
-        )
+    def use(function: ChatFunction) -> FunctionChatModel:
+        model = FunctionChatModel(function=function)
         monkeypatch.setattr(models, "get_chat_model", lambda model_name="": model)
         return model
 
+    return use
+
+
+@pytest.fixture
+def patch_model(use_model: UseModel) -> PatchModel:
+    """Put the fake model in the seam, answering from a script (`Replies`); return it.
+
+    ``patch_model(replies, structured=None, structured_gate=None)``: ``replies`` (any
+    iterable, possibly endless) feed every call in order; ``structured``, when given, feeds
+    only the structured-output calls, i.e. `remember`'s one memory-operations call, whose
+    reply is ``{"operations": [...]}`` JSON (``helpers.operations_json``; the
+    ``rule_based_model`` fixture extracts by the scripted rules instead);
+    ``structured_gate``, when given, holds the structured calls until it is set.
+    """
+
+    def patch(
+        replies: Iterable[ScriptItem],
+        *,
+        structured: Iterable[ScriptItem] | None = None,
+        structured_gate: asyncio.Event | None = None,
+    ) -> FunctionChatModel:
+        return use_model(Replies(replies, structured=structured, structured_gate=structured_gate))
+
     return patch
+
+
+@pytest.fixture
+def rule_based_model(use_model: UseModel) -> FunctionChatModel:
+    """The fake model in the seam: "Noted." to every reply, extraction by the scripted rules
+    (``helpers.noted_and_extracted_by_rules``), for as many turns as a test runs."""
+    return use_model(noted_and_extracted_by_rules)
 
 
 # --------------------------------------------------------------------------- graph

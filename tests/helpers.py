@@ -1,4 +1,4 @@
-"""Small helpers shared by the unit tests: scripted extractor answers and prompt parsing.
+"""Small helpers shared by the unit tests: extractor answers, model functions, prompt parsing.
 
 Import them as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -13,11 +13,12 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item
 
-import scripted
 from assistant.context import Context
+from function_model import CallInfo, Reply
+from scripted import ScriptedRules
 
 if TYPE_CHECKING:
-    from conftest import RecordingChatModel  # type: ignore[attr-defined]  # e2e has a conftest too
+    from function_model import FunctionChatModel
 
 # --------------------------------------------------------------------------- extractor answers
 
@@ -51,21 +52,14 @@ def adds_json(*facts: tuple[str, str, float]) -> str:
     return operations_json(*(op("add", c, category, conf) for c, category, conf in facts))
 
 
-def rule_based_operations(messages: list[BaseMessage]) -> str:
-    """Answer an extraction prompt with :func:`scripted.decide_operations` (examples/scripted.py).
+def noted_and_extracted_by_rules(messages: list[BaseMessage], info: CallInfo) -> Reply:
+    """A model function: "Noted." to every reply; extraction by the scripted rules.
 
-    It reads the numbered ``<known_facts>`` and the ``<user_message>`` from the prompt,
-    as a real model would, so tests exercise the prompt the node actually built.
-    Use as an endless structured script: ``itertools.repeat(rule_based_operations)``.
+    The extraction reads the numbered ``<known_facts>`` and the ``<user_message>`` from
+    the prompt, as a real model would (:class:`scripted.ScriptedRules`), so tests exercise
+    the prompt the node actually built. The ``rule_based_model`` fixture uses it.
     """
-    prompt = messages[0].text
-    known = [
-        line.split(". ", 1)[1]
-        for line in between(prompt, "known_facts").splitlines()
-        if re.match(r"\d+\. ", line)
-    ]
-    operations = scripted.decide_operations(between(prompt, "user_message"), known)
-    return json.dumps({"operations": operations}, ensure_ascii=False)
+    return "Noted." if info.schema is None else ScriptedRules()(messages, info)
 
 
 # --------------------------------------------------------------------------- prompts
@@ -83,9 +77,9 @@ def lines(text: str, tag: str) -> list[str]:
     return [line[2:] for line in between(text, tag).splitlines() if line.startswith("- ")]
 
 
-def system_prompt(model: RecordingChatModel, index: int = -1) -> str:
+def system_prompt(model: FunctionChatModel, index: int = -1) -> str:
     """The system prompt of one of the reply calls `respond` made (the last by default)."""
-    call = model.respond_calls[index]
+    call = model.sent("respond")[index]
     assert isinstance(call[0], SystemMessage)
     return call[0].text
 

@@ -7,7 +7,6 @@ call either with fixed JSON or with the scripted rule-based extractor).
 
 from __future__ import annotations
 
-import itertools
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from assistant.memory import (
     list_memories,
     save_memory,
 )
+from function_model import FunctionChatModel
 from helpers import (
     between,
     current_facts,
@@ -31,7 +31,6 @@ from helpers import (
     lines,
     op,
     operations_json,
-    rule_based_operations,
     stored_facts,
     system_prompt,
 )
@@ -220,15 +219,12 @@ async def test_supersede_replaces_the_fact_and_keeps_the_old_one_as_history(
 
 
 async def test_moving_city_through_the_graph_leaves_one_current_location(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+    rule_based_model: FunctionChatModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    model = patch_model(
-        itertools.repeat("Noted."), structured=itertools.repeat(rule_based_operations)
-    )
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("I moved from Hangzhou to Chengdu", thread_id="thread-b")
 
-    assert between(model.extraction_prompts[1], "known_facts") == "1. Lives in Hangzhou"
+    assert between(rule_based_model.prompts("remember")[1], "known_facts") == "1. Lives in Hangzhou"
     old, new = await fact_items(store, USER)
     assert old.value["content"] == "Lives in Hangzhou"
     assert new.value["content"] == "Lives in Chengdu"
@@ -278,9 +274,8 @@ async def test_skip_with_profile_true_pins_the_known_fact(store: InMemoryStore) 
 
 
 async def test_a_repeated_statement_through_the_graph_is_stored_once(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+    rule_based_model: FunctionChatModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    patch_model(itertools.repeat("Noted."), structured=itertools.repeat(rule_based_operations))
     await chat("I live in Hangzhou", thread_id="thread-a")
     state = await chat("I live in Hangzhou, as I said", thread_id="thread-b")
 
@@ -302,8 +297,8 @@ async def test_a_cross_language_duplicate_is_skipped(
     await chat("我住在杭州")
 
     # The model was shown the English fact, numbered, next to the Chinese message.
-    assert between(model.extraction_prompts[0], "known_facts") == "1. Lives in Hangzhou"
-    assert between(model.extraction_prompts[0], "user_message") == "我住在杭州"
+    assert between(model.prompts("remember")[0], "known_facts") == "1. Lives in Hangzhou"
+    assert between(model.prompts("remember")[0], "user_message") == "我住在杭州"
     assert await stored_facts(store, USER) == ["Lives in Hangzhou"]  # nothing new stored
     assert (await value(store, key))["mentions"] == 2
 
@@ -467,7 +462,7 @@ async def test_an_update_through_the_graph_keeps_the_key_and_the_history(
     [before] = await fact_items(store, USER)
     state = await chat("Longjing is my favourite green tea", thread_id="thread-b")
 
-    assert between(model.extraction_prompts[1], "known_facts") == "1. Likes green tea"
+    assert between(model.prompts("remember")[1], "known_facts") == "1. Likes green tea"
     [after] = await fact_items(store, USER)
     assert after.key == before.key
     assert after.value["content"] == "Likes Longjing green tea best"
@@ -503,18 +498,15 @@ async def test_superseded_facts_are_never_recalled(store: InMemoryStore) -> None
 
 
 async def test_superseded_facts_never_reach_the_prompt(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+    rule_based_model: FunctionChatModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    model = patch_model(
-        itertools.repeat("Noted."), structured=itertools.repeat(rule_based_operations)
-    )
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("I moved from Hangzhou to Chengdu", thread_id="thread-a")
     for thread in ("thread-a", "thread-b"):
         await chat("Is Hangzhou nice this time of year?", thread_id=thread)
-        system = system_prompt(model)
+        system = system_prompt(rule_based_model)
         assert lines(system, "user_profile") == ["Lives in Chengdu"]
         assert "Hangzhou" not in between(system, "user_facts")
     # Nor the extractor's list of known facts, so it cannot be superseded twice.
     await chat("I used to enjoy Hangzhou tea houses", thread_id="thread-b")
-    assert between(model.extraction_prompts[-1], "known_facts") == "1. Lives in Chengdu"
+    assert between(rule_based_model.prompts("remember")[-1], "known_facts") == "1. Lives in Chengdu"

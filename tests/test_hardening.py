@@ -252,7 +252,7 @@ async def test_a_broken_stored_state_still_answers_the_next_turn(
     assert result["messages"][-1].text == "Second."
     assert result["summary"] == ""
     assert isinstance(result["started_at"], str) and result["started_at"]
-    assert len(model.respond_calls) == 2
+    assert len(model.sent("respond")) == 2
 
 
 # --------------------------------------------------------------------------- rollback

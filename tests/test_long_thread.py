@@ -9,18 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
-from assistant import memory, models
+from assistant import memory
 from assistant.context import Context
 from long_thread import check_long_thread
 from prompt_log import ScriptedLog
-from scripted import ScriptedChatModel
+from scripted import ScriptedRules
+
+if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
+    from conftest import UseModel
 
 LONG_THREAD_TURNS = 60
 USER = "alice"
@@ -64,11 +67,10 @@ async def test_sixty_turns_stay_within_budget_and_keep_who_the_user_is(
     graph: CompiledStateGraph[Any, Any, Any, Any],
     store: InMemoryStore,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    use_model: UseModel,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    model = ScriptedChatModel(log_path=str(tmp_path / "calls.jsonl"))
-    monkeypatch.setattr(models, "get_chat_model", lambda model_name="": model)
+    use_model(ScriptedRules(log_path=str(tmp_path / "calls.jsonl")))
     thread = InProcessThread(graph, store, ScriptedLog(tmp_path / "calls.jsonl"))
 
     figures = await check_long_thread(thread, "long", LONG_THREAD_TURNS)

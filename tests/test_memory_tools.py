@@ -1,40 +1,36 @@
 """The memory tools in conversation: look up, forget and correct, in English and Chinese.
 
 The real graph runs in process (InMemorySaver and the test store); only the model seam
-is replaced. Most tests use `ScriptedChatModel`, which answers a memory command the way
-a tool-calling model would: ``search_memory`` first, then ``forget_memory`` or
-``correct_memory`` with the first id found, then a reply built from the tool result.
+is replaced. Most tests use the fake model with the scripted rules (`ScriptedRules`),
+which answer a memory command the way a tool-calling model would: ``search_memory``
+first, then ``forget_memory`` or ``correct_memory`` with the first id found, then a reply
+built from the tool result.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from pydantic import Field
 
-from assistant import memory, models
+from assistant import memory
 from assistant.context import Context
 from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
 from assistant.tools import MEMORY_TOOLS
+from function_model import CallInfo, FunctionChatModel
 from helpers import current_facts
-from scripted import ScriptedChatModel
+from scripted import ScriptedRules
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
-    from conftest import Chat, PatchModel
+    from conftest import Chat, PatchModel, UseModel
 
 USER = "alice"
 
@@ -79,20 +75,9 @@ CATEGORIES = ("location", "relationship", "preference")
 
 
 @pytest.fixture
-def scripted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ScriptedChatModel:
-    """The scripted model in the model seam, logging every call to a file."""
-    model = ScriptedChatModel(log_path=str(tmp_path / "model_calls.jsonl"))
-    monkeypatch.setattr(models, "get_chat_model", lambda model_name="": model)
-    return model
-
-
-def logged_kinds(model: ScriptedChatModel) -> list[str]:
-    """The kind of every call the scripted model logged (respond, extract, ...)."""
-    assert model.log_path is not None
-    path = Path(model.log_path)
-    if not path.exists():
-        return []
-    return [json.loads(line)["kind"] for line in path.read_text(encoding="utf-8").splitlines()]
+def scripted(use_model: UseModel) -> FunctionChatModel:
+    """The fake model in the model seam, answering by the scripted rules."""
+    return use_model(ScriptedRules())
 
 
 async def seed(store: BaseStore, user_id: str, facts: Sequence[str]) -> list[str]:
@@ -145,7 +130,7 @@ def assert_every_call_answered(turn: Sequence[BaseMessage]) -> None:
 
 @LANGUAGES
 async def test_what_do_you_remember_lists_every_fact_and_changes_none(
-    lang: Language, scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    lang: Language, scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     keys = await seed(store, USER, lang.facts)
     before = await snapshot(store, USER)
@@ -163,11 +148,11 @@ async def test_what_do_you_remember_lists_every_fact_and_changes_none(
         assert fact in reply.text
     assert await snapshot(store, USER) == before  # nothing added, reworded or confirmed
     assert state["metrics"]["extraction"] == "skipped"
-    assert "extract" not in logged_kinds(scripted)  # remember made no model call
+    assert scripted.sent("remember") == []  # remember made no model call
 
 
 async def test_what_do_you_remember_with_nothing_stored_says_so(
-    scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     state = await chat(ENGLISH.ask, context=Context(user_id=USER))
 
@@ -182,7 +167,7 @@ async def test_what_do_you_remember_with_nothing_stored_says_so(
 
 @LANGUAGES
 async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail(
-    lang: Language, scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    lang: Language, scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     home, dog, drink = await seed(store, USER, lang.facts)
     before = await snapshot(store, USER)
@@ -205,7 +190,7 @@ async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail
     assert entry["via"] == "chat"
     assert entry["thread_id"] == "thread-forget"
     assert state["metrics"]["extraction"] == "skipped"  # "forget that I live in X" adds nothing
-    assert "extract" not in logged_kinds(scripted)
+    assert scripted.sent("remember") == []
 
 
 # --------------------------------------------------------------------------- correct
@@ -213,7 +198,7 @@ async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail
 
 @LANGUAGES
 async def test_correction_leaves_exactly_one_current_fact_and_keeps_the_old_as_history(
-    lang: Language, scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    lang: Language, scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     """`remember` (consolidation) and `correct_memory` both act on this turn."""
     [old_dog] = await seed(store, USER, [lang.facts[1]])
@@ -240,7 +225,7 @@ async def test_correction_leaves_exactly_one_current_fact_and_keeps_the_old_as_h
 
 @LANGUAGES
 async def test_correction_in_chat_is_recorded_in_the_audit_trail(
-    lang: Language, scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    lang: Language, scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     await seed(store, USER, [lang.facts[1]])
 
@@ -259,7 +244,7 @@ async def test_correction_in_chat_is_recorded_in_the_audit_trail(
 
 
 async def test_tools_act_on_the_authenticated_user_not_the_context_user(
-    scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     [alice_home] = await seed(store, "alice", ["Lives in Hangzhou"])
     await seed(store, "bob", ["Lives in Hangzhou"])
@@ -279,7 +264,7 @@ async def test_tools_act_on_the_authenticated_user_not_the_context_user(
 
 
 async def test_prompt_injection_cannot_reach_another_users_memory(
-    scripted: ScriptedChatModel, store: InMemoryStore, chat: Chat
+    scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
     await seed(store, "alice", ["Likes green tea"])
     await seed(store, "bob", ["Lives in Paris", "Dog is Rex"])
@@ -378,41 +363,18 @@ async def test_unknown_fact_id_gets_a_helpful_answer_and_changes_nothing(
     assert await memory.list_audit(store, USER) == []
 
 
-class ToolHappyChatModel(BaseChatModel):
+def search_whenever_tools_are_bound(messages: list[BaseMessage], info: CallInfo) -> AIMessage:
     """Calls ``search_memory`` every time tools are bound; answers in words otherwise."""
-
-    bound: bool = False
-    calls: list[bool] = Field(default_factory=list)
-    """Whether tools were bound, per call (shared by the copies `bind_tools` makes)."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "tool-happy"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.calls.append(self.bound)
-        if self.bound:
-            call = {"name": "search_memory", "args": {"query": "tea"}, "id": uuid.uuid4().hex}
-            reply = AIMessage(content="", tool_calls=[call], id=uuid.uuid4().hex)
-        else:
-            reply = AIMessage(content="Here is what I found.", id=uuid.uuid4().hex)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ToolHappyChatModel:  # type: ignore[override]
-        return self.model_copy(update={"bound": True})
+    if info.tools:
+        call = {"name": "search_memory", "args": {"query": "tea"}, "id": uuid.uuid4().hex}
+        return AIMessage(content="", tool_calls=[call], id=uuid.uuid4().hex)
+    return AIMessage(content="Here is what I found.", id=uuid.uuid4().hex)
 
 
 async def test_tool_loop_stops_after_max_rounds_with_an_answer_in_words(
-    monkeypatch: pytest.MonkeyPatch, store: InMemoryStore, chat: Chat
+    use_model: UseModel, store: InMemoryStore, chat: Chat
 ) -> None:
-    model = ToolHappyChatModel()
-    monkeypatch.setattr(models, "get_chat_model", lambda model_name="": model)
+    model = use_model(search_whenever_tools_are_bound)
     await seed(store, USER, ENGLISH.facts)
 
     state = await chat(ENGLISH.ask, context=Context(user_id=USER))
@@ -422,7 +384,8 @@ async def test_tool_loop_stops_after_max_rounds_with_an_answer_in_words(
     assert len(tool_results(turn)) == MAX_TOOL_ROUNDS
     assert_every_call_answered(turn)
     assert final_reply(turn).text == "Here is what I found."
-    assert model.calls == [True] * MAX_TOOL_ROUNDS + [False]  # the last call had no tools
+    bound = [bool(call.info.tools) for call in model.calls]
+    assert bound == [True] * MAX_TOOL_ROUNDS + [False]  # the last call had no tools
 
 
 async def test_tool_loop_is_bounded_even_when_the_model_ignores_unbound_tools(
@@ -443,7 +406,7 @@ async def test_tool_loop_is_bounded_even_when_the_model_ignores_unbound_tools(
     assert final_reply(turn).text == TOOL_LIMIT_REPLY  # the fake gave no words of its own
     assert len(tool_calls(turn)) == MAX_TOOL_ROUNDS
     assert_every_call_answered(turn)
-    assert len(model.respond_calls) == MAX_TOOL_ROUNDS + 1
+    assert len(model.sent("respond")) == MAX_TOOL_ROUNDS + 1
 
 
 # --------------------------------------------------------------------------- the audit trail

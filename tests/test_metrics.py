@@ -12,7 +12,8 @@ from assistant.context import Context
 from assistant.memory import get_memory, save_memory
 from assistant.state import TurnMetrics, merge_metrics
 from assistant.tokens import count_messages_tokens, count_text_tokens
-from helpers import lines, operations_json, rule_based_operations, system_prompt
+from function_model import FunctionChatModel
+from helpers import lines, operations_json, system_prompt
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
     from conftest import Chat, PatchModel
@@ -45,7 +46,7 @@ async def test_metrics_describe_what_the_prompt_held(
     assert metrics["episode_thread_ids"] == []
     shown = [*lines(system, "user_profile"), *lines(system, "user_facts")]
     assert metrics["memory_tokens"] == sum(count_text_tokens(fact) for fact in shown) > 0
-    assert metrics["prompt_tokens"] == count_messages_tokens(model.respond_calls[-1])
+    assert metrics["prompt_tokens"] == count_messages_tokens(model.sent("respond")[-1])
     assert metrics["extraction"] == "skipped"  # a question: no extraction call
     assert metrics["compressed"] is False
 
@@ -62,9 +63,8 @@ async def test_a_turn_without_memories_has_zero_memory_tokens(
 
 
 async def test_metrics_name_the_facts_added_and_superseded(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+    rule_based_model: FunctionChatModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    patch_model(itertools.repeat("Noted."), structured=itertools.repeat(rule_based_operations))
 
     first = (await chat("I live in Hangzhou"))["metrics"]
     assert first["extraction"] == "done"

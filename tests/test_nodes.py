@@ -115,7 +115,7 @@ async def test_system_prompt_has_persona_time_and_recalled_facts(
     assert "<past_conversations>" not in system  # no other thread was compressed
     assert "<summary>" not in system  # no summary yet
     # The model saw the system prompt, then the user's message.
-    assert [type(m) for m in model.calls[0]] == [SystemMessage, HumanMessage]
+    assert [type(m) for m in model.sent()[0]] == [SystemMessage, HumanMessage]
 
 
 async def test_recall_limit_and_custom_persona(
@@ -154,7 +154,7 @@ async def test_summary_rides_in_the_system_prompt_not_as_a_message(
     system = system_prompt(model)
     assert between(system, "summary") == summary
     assert system.index("</user_facts>") < system.index("<summary>")
-    for message in model.respond_calls[0][1:]:
+    for message in model.sent("respond")[0][1:]:
         assert "Kyoto" not in message.text
     assert all("Kyoto" not in m.text for m in await state_messages(graph))
 
@@ -179,7 +179,7 @@ async def test_the_model_sees_the_earlier_turns_of_the_thread(
     model = patch_model(["First answer.", "Second answer."])
     await chat("First question, what time is it?")
     await chat("Second question, what day is it?")
-    assert [m.text for m in model.respond_calls[1][1:]] == [
+    assert [m.text for m in model.sent("respond")[1][1:]] == [
         "First question, what time is it?",
         "First answer.",
         "Second question, what day is it?",
@@ -196,7 +196,7 @@ async def test_threads_do_not_share_messages_but_share_facts(
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("Good restaurants in Hangzhou?", thread_id="thread-b")
 
-    second = model.respond_calls[1]
+    second = model.sent("respond")[1]
     assert [m.text for m in second[1:]] == ["Good restaurants in Hangzhou?"]
     # A location is profile material: it rides in <user_profile>, not among the facts.
     assert between(second[0].text, "user_profile") == "- Lives in Hangzhou"
@@ -222,7 +222,7 @@ async def test_only_the_latest_user_turn_is_read(
     await chat("I really like green tea.")
     await chat("My cat is called Mochi.")
 
-    first, second = model.extraction_prompts
+    first, second = model.prompts("remember")
     assert between(first, "user_message") == "I really like green tea."
     assert between(second, "user_message") == "My cat is called Mochi."
     for prompt in (first, second):
@@ -261,7 +261,7 @@ async def test_chinese_facts_stay_chinese(
         ["好的，记住了。"], structured=[adds_json(("对花生过敏", "constraint", 0.9))]
     )
     await chat("我对花生过敏")
-    assert between(model.extraction_prompts[0], "user_message") == "我对花生过敏"
+    assert between(model.prompts("remember")[0], "user_message") == "我对花生过敏"
     assert await stored_facts(store, "default-user") == ["对花生过敏"]
 
 
@@ -281,7 +281,7 @@ async def test_a_known_fact_is_not_stored_twice(
     )
     await chat("I live in Hangzhou, with my cat")
 
-    assert "1. Lives in Hangzhou." in between(model.extraction_prompts[0], "known_facts")
+    assert "1. Lives in Hangzhou." in between(model.prompts("remember")[0], "known_facts")
     assert await stored_facts(store, "default-user") == ["Has a cat", "Lives in Hangzhou."]
     [known] = [
         i for i in await store.asearch(("user_facts", "default-user")) if "Hang" in str(i.value)
@@ -333,10 +333,11 @@ async def test_a_failing_extractor_keeps_the_reply_and_stores_nothing(
 async def test_a_slow_extractor_is_abandoned_without_failing_the_turn(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    model = patch_model(
-        ["Congratulations!"], structured=[adds_json(("Got married", "identity", 0.9))]
+    patch_model(
+        ["Congratulations!"],
+        structured=[adds_json(("Got married", "identity", 0.9))],
+        structured_gate=asyncio.Event(),  # never set: the extractor never answers
     )
-    model.structured_gate = asyncio.Event()  # never set: the extractor never answers
     state = await chat("I got married last week", context=quick_timeout())
     assert state["messages"][-1].text == "Congratulations!"
     assert state["metrics"]["extraction"] == "failed"
@@ -346,10 +347,12 @@ async def test_a_slow_extractor_is_abandoned_without_failing_the_turn(
 async def test_the_reply_does_not_wait_for_extraction(
     patch_model: PatchModel, graph: Graph
 ) -> None:
-    model = patch_model(
-        ["Congratulations!"], structured=[adds_json(("Got married", "identity", 0.9))]
+    gate = asyncio.Event()  # extraction answers once the reply is in
+    patch_model(
+        ["Congratulations!"],
+        structured=[adds_json(("Got married", "identity", 0.9))],
+        structured_gate=gate,
     )
-    model.structured_gate = gate = asyncio.Event()  # extraction answers once the reply is in
 
     async def run() -> list[str]:
         order: list[str] = []
@@ -374,7 +377,7 @@ async def test_trivial_turns_make_no_extraction_call(
 ) -> None:
     model = patch_model(["You're welcome."], structured=[])
     await chat(text)
-    assert model.extraction_prompts == []
+    assert model.prompts("remember") == []
     assert len(model.calls) == 1
 
 
@@ -384,7 +387,7 @@ async def test_a_huge_message_is_shortened_for_the_extractor(
     model = patch_model(["That is a lot."], structured=[operations_json()])
     text = "I live in Hangzhou. " + "blah " * 40_000 + "I have a cat."
     await chat(text)
-    user_message = between(model.extraction_prompts[0], "user_message")
+    user_message = between(model.prompts("remember")[0], "user_message")
     assert user_message.startswith("I live in Hangzhou.")
     assert user_message.endswith("I have a cat.")
     assert count_text_tokens(user_message) <= 2000
@@ -420,7 +423,7 @@ async def test_compress_folds_the_oldest_messages_into_the_summary(
     snapshot = await graph.aget_state(config())
     assert snapshot.values["summary"] == "Summary one: topics 1 to 3."
 
-    [first_prompt] = model.summary_prompts
+    [first_prompt] = model.prompts("compress")
     assert between(first_prompt, "existing_summary") == "(none yet)"
     folded = between(first_prompt, "new_messages")
     assert folded.splitlines() == [
@@ -436,8 +439,8 @@ async def test_compress_folds_the_oldest_messages_into_the_summary(
 
     for turn in (7, 8):
         await chat(question(turn), context=SMALL)
-    assert len(model.summary_prompts) == 2
-    second_prompt = model.summary_prompts[1]
+    assert len(model.prompts("compress")) == 2
+    second_prompt = model.prompts("compress")[1]
     assert between(second_prompt, "existing_summary") == "Summary one: topics 1 to 3."
     assert question(4) in between(second_prompt, "new_messages")
     assert question(1) not in second_prompt
@@ -505,11 +508,11 @@ async def test_compress_never_separates_tool_calls_from_their_results(
     assert kept[0].text == "And hotels near the station?"
     assert [m.id for m in kept[:5]] == [m.id for m in seeded[4:]]  # second tool turn kept whole
     assert_tool_pairs_intact(kept)
-    folded = between(model.summary_prompts[0], "new_messages")
+    folded = between(model.prompts("compress")[0], "new_messages")
     assert "Assistant: [called tools: search_flights]" in folded
     assert "Tool: Flight options:" in folded
     # The prompt the model answered from was also well formed.
-    assert_tool_pairs_intact(model.respond_calls[0][1:])
+    assert_tool_pairs_intact(model.sent("respond")[0][1:])
 
 
 async def test_a_failing_summariser_removes_nothing(
@@ -578,7 +581,7 @@ async def test_the_authenticated_user_wins_over_context(
     assert "Likes green tea" in facts
     assert "coffee" not in facts
     assert "coffee" not in between(system_prompt(model), "user_profile")
-    assert "coffee" not in between(model.extraction_prompts[0], "known_facts")
+    assert "coffee" not in between(model.prompts("remember")[0], "known_facts")
 
 
 async def test_an_invalid_authenticated_id_is_not_replaced_by_context(
@@ -643,12 +646,12 @@ async def test_the_prompt_stays_within_budget_over_a_long_conversation(
         assert isinstance(messages[0], HumanMessage)
         assert count_text_tokens(state.get("summary", "")) <= context.summary_max_tokens
 
-    assert len(model.respond_calls) == 40
-    for call in model.respond_calls:
+    assert len(model.sent("respond")) == 40
+    for call in model.sent("respond"):
         assert count_messages_tokens(call[1:]) <= context.max_context_tokens
         assert isinstance(call[1], HumanMessage)
     assert most_messages <= 20
-    assert len(model.summary_prompts) >= 10
+    assert len(model.prompts("compress")) >= 10
     assert "<summary>" in system_prompt(model)
     assert len(await stored_facts(store, "default-user")) > 0
 
@@ -659,7 +662,7 @@ async def test_one_huge_message_is_shortened_in_the_prompt(
     model = patch_model(["That is long."], structured=[operations_json()])
     text = "START " + "我住在杭州。" * 50_000 + " END"
     await chat(text, context=Context(max_context_tokens=1000, keep_recent_tokens=500))
-    [sent] = model.respond_calls[0][1:]
+    [sent] = model.sent("respond")[0][1:]
     assert count_message_tokens(sent) <= 1000
     assert sent.text.startswith("START")
     assert sent.text.endswith("END")
@@ -697,9 +700,9 @@ async def test_an_image_only_message_is_answered(
     model = patch_model(["What a cute cat!"], structured=[])
     state = await chat([block])
     assert state["messages"][-1].text == "What a cute cat!"
-    [call] = model.calls
+    [call] = model.sent()
     assert call[-1].content == [block]
-    assert model.extraction_prompts == []
+    assert model.prompts("remember") == []
 
 
 # --------------------------------------------------------------------------- faults
@@ -732,4 +735,4 @@ async def test_a_huge_message_in_content_blocks_is_shortened_in_the_prompt(
         [{"type": "text", "text": text}],
         context=Context(max_context_tokens=1000, keep_recent_tokens=500),
     )
-    assert count_messages_tokens(model.respond_calls[0][1:]) <= 1000
+    assert count_messages_tokens(model.sent("respond")[0][1:]) <= 1000

@@ -12,7 +12,8 @@ from langgraph.store.memory import InMemoryStore
 from assistant.context import Context
 from assistant.memory import confirm_memory, save_memory
 from assistant.tokens import count_text_tokens
-from helpers import between, lines, rule_based_operations, system_prompt
+from function_model import FunctionChatModel
+from helpers import between, lines, system_prompt
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ async def test_the_profile_is_in_every_prompt_of_every_thread(
     for thread, text in turns:
         await chat(text, thread_id=thread)
 
-    assert len(model.respond_calls) == len(turns)
+    assert len(model.sent("respond")) == len(turns)
     for index in range(len(turns)):
         system = system_prompt(model, index)
         # Identity first, then hard constraints, whatever the query is about.
@@ -131,18 +132,15 @@ async def test_the_more_often_repeated_fact_wins_within_a_category(
 
 
 async def test_the_profile_follows_a_move(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+    rule_based_model: FunctionChatModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    model = patch_model(
-        itertools.repeat("Noted."), structured=itertools.repeat(rule_based_operations)
-    )
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("What's good to eat tonight?", thread_id="thread-a")
-    assert lines(system_prompt(model), "user_profile") == ["Lives in Hangzhou"]
+    assert lines(system_prompt(rule_based_model), "user_profile") == ["Lives in Hangzhou"]
 
     await chat("I moved from Hangzhou to Chengdu", thread_id="thread-a")
     for thread in ("thread-a", "thread-b"):
         await chat("What's good to eat tonight?", thread_id=thread)
-        system = system_prompt(model)
+        system = system_prompt(rule_based_model)
         assert lines(system, "user_profile") == ["Lives in Chengdu"]
         assert "Hangzhou" not in system.split("<user_profile>", 1)[1]

@@ -66,7 +66,7 @@ async def test_a_failing_reply_raises_and_the_checkpoint_keeps_the_message(
 
     assert texts(state["messages"]) == ["hello", "are you back?", "Back again."]
     assert isinstance(state["messages"][-1], AIMessage)
-    assert len(model.respond_calls) == 2
+    assert len(model.sent("respond")) == 2
     snapshot = await graph.aget_state(config())
     assert snapshot.next == ()
 
@@ -93,7 +93,7 @@ async def test_a_message_the_model_cannot_take_does_not_break_the_thread(
     # later turn. The thread keeps it; the prompt leaves it out.
     assert state["messages"][-1].text == "Fine."
     assert texts(state["messages"]) == ["POISON", "hello again", "Fine."]
-    assert texts(model.respond_calls[-1][1:]) == ["hello again"]
+    assert texts(model.sent("respond")[-1][1:]) == ["hello again"]
 
 
 # --------------------------------------------------------------------------- remember slow
@@ -102,11 +102,12 @@ async def test_a_message_the_model_cannot_take_does_not_break_the_thread(
 async def test_a_slow_extraction_times_out_without_holding_the_reply(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = patch_model(
+    gate = asyncio.Event()  # the extractor answers only when let
+    patch_model(
         ["Noted.", "Noted again."],
         structured=[adds_json(("Lives in Hangzhou", "location", 0.9))],
+        structured_gate=gate,
     )
-    model.structured_gate = gate = asyncio.Event()  # the extractor answers only when let
 
     state = await chat("I live in Hangzhou", context=quick_timeout())
 
@@ -159,7 +160,7 @@ async def test_a_failing_summariser_removes_nothing(
 
     state = await chat(question(6), context=SMALL)
 
-    assert len(model.summary_prompts) == 1, "compress tried once"
+    assert len(model.prompts("compress")) == 1, "compress tried once"
     assert "Summarisation failed" in caplog.text
     assert [m.id for m in state["messages"][:10]] == [m.id for m in seeded]
     assert texts(state["messages"][10:]) == [question(6), "Answer six."]

@@ -1,4 +1,4 @@
-"""The rule-based model behind `make demo` and the end-to-end tests.
+"""The rule-based model behind `make demo` and the end-to-end tests (`ScriptedRules`).
 
 If its memory decisions are wrong, the demo shows the wrong thing and the e2e tests
 test the wrong thing, so its consolidation rules are pinned here.
@@ -6,19 +6,24 @@ test the wrong thing, so its consolidation rules are pinned here.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.store.memory import InMemoryStore
 
-from assistant import models, prompts
+from assistant import prompts
 from assistant.memory import MemoryOperations
-from helpers import fact_items
-from scripted import ScriptedChatModel, decide_operations
+from assistant.tools import MEMORY_TOOLS
+from function_model import CallInfo, FunctionChatModel
+from helpers import fact_items, noted_and_extracted_by_rules
+from scripted import ScriptedChatModel, ScriptedRules, decide_operations
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
-    from conftest import Chat
+    from conftest import Chat, UseModel
 
 
 def decisions(text: str, known: list[str]) -> list[tuple[str, str, int | None]]:
@@ -61,13 +66,18 @@ def test_a_chinese_move_with_a_final_particle() -> None:
     assert decisions("我搬到成都了", ["住在杭州"]) == [("supersede", "住在成都", 1)]
 
 
-async def test_the_scripted_extractor_reads_the_real_prompt() -> None:
+@pytest.mark.parametrize(
+    "model",
+    [ScriptedChatModel(), FunctionChatModel(function=noted_and_extracted_by_rules)],
+    ids=["scripted-model", "rule-based-test-model"],
+)
+async def test_the_scripted_extractor_reads_the_real_prompt(model: FunctionChatModel) -> None:
     prompt = prompts.EXTRACTION_PROMPT.format(
         categories="location",
         known_facts="1. Likes tea\n2. Lives in Hangzhou",
         message="I moved from Hangzhou to Chengdu",
     )
-    extractor = ScriptedChatModel().with_structured_output(MemoryOperations)
+    extractor = model.with_structured_output(MemoryOperations)
     answer = await extractor.ainvoke([HumanMessage(prompt)])
     assert isinstance(answer, MemoryOperations)
     [operation] = answer.operations
@@ -79,10 +89,9 @@ async def test_the_scripted_extractor_reads_the_real_prompt() -> None:
 
 
 async def test_the_scripted_model_drives_the_graph(
-    monkeypatch: pytest.MonkeyPatch, chat: Chat, store: InMemoryStore
+    use_model: UseModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    scripted = ScriptedChatModel()
-    monkeypatch.setattr(models, "get_chat_model", lambda model_name="": scripted)
+    use_model(ScriptedRules())
 
     await chat("I live in Hangzhou", thread_id="thread-a")
     await chat("I moved from Hangzhou to Chengdu", thread_id="thread-a")
@@ -93,3 +102,28 @@ async def test_the_scripted_model_drives_the_graph(
     assert "Lives in Chengdu" in reply and "Hangzhou" not in reply
     old, new = await fact_items(store, "default-user")
     assert (old.value["status"], new.value["status"]) == ("superseded", "current")
+
+
+async def test_the_scripted_model_logs_every_call_and_fails_on_request(
+    tmp_path: Path, use_model: UseModel, chat: Chat
+) -> None:
+    log = tmp_path / "calls.jsonl"
+    model = ScriptedChatModel(log_path=str(log), fail_on="BOOM")
+    assert isinstance(model, FunctionChatModel)
+    use_model(model.function)
+    await chat("I live in Hangzhou")
+    kinds = sorted(json.loads(line)["kind"] for line in log.read_text().splitlines())
+    assert kinds == ["extract", "respond"]
+    with pytest.raises(RuntimeError, match="scripted failure: request contains 'BOOM'"):
+        await model.ainvoke("say BOOM")
+
+
+def test_the_scripted_model_calls_the_memory_tools_only_when_bound() -> None:
+    rules = ScriptedRules()
+    ask: list[BaseMessage] = [HumanMessage("what do you remember about me?")]
+    with_tools = rules(ask, CallInfo(tools=[convert_to_openai_tool(t) for t in MEMORY_TOOLS]))
+    without = rules(ask, CallInfo())
+    assert isinstance(with_tools, AIMessage) and isinstance(without, AIMessage)
+    [call] = with_tools.tool_calls
+    assert (call["name"], call["args"]) == ("search_memory", {"query": ""})
+    assert without.text.startswith("[scripted] Got it.")
