@@ -1,14 +1,14 @@
 """End-to-end fixtures: real `langgraph dev` servers on loopback, reached through langgraph-sdk.
 
-Servers come from the named presets of ``e2e_helpers.PRESETS``. Each preset a module
-needs has a session fixture below (``server``, ``dev_tokens_server``, ``jwt_server``,
-``make_dev_server``, ``provider_server``): its server starts once, at first use, and every
-module that asks for it shares it. A test that must own its server (a restart, a crash, a
-setting of its own) starts one from a preset with ``own_server``.
+Servers come from the named presets of ``e2e_helpers.PRESETS``. Each shared preset has a
+session fixture below (``server``, ``quiet_server``, ``faulty_server``, ``dev_tokens_server``,
+``jwt_server``, ``make_dev_server``, ``provider_server``): its server starts once a session,
+at first use, and every module and every xdist worker that asks for it uses it. A test that
+must own its server (a restart, a crash, a setting of its own) starts one from a preset with
+``own_server``.
 
-Under pytest-xdist (``make test`` runs ``-n 4 --dist loadgroup``) every test that uses a
-shared preset, directly or through another fixture, is put in that preset's xdist group,
-so one worker runs them all one after the other and starts that server once; everything
+Under pytest-xdist (``make test`` runs ``-n 6 --dist loadgroup``) a test goes to an xdist
+group only where it must share a worker (see ``pytest_collection_modifyitems``); everything
 else is spread over the workers.
 """
 

@@ -246,6 +246,9 @@ class Servers:
             with _locked(self.root / f"{name}.lock"):
                 (users / self.process).unlink(missing_ok=True)
                 if any(users.iterdir()):
+                    # Another worker still uses it: leave it running, and keep this
+                    # process's handle on it (its process, its log) until exit.
+                    _LEFT_RUNNING.append(server)
                     continue
                 state = self.root / f"{name}.json"
                 address = json.loads(state.read_text(encoding="utf-8"))
@@ -255,6 +258,10 @@ class Servers:
                 else:
                     _stop_process_group(int(address["pid"]))
         self._shared.clear()
+
+
+_LEFT_RUNNING: list[DevServer] = []
+"""Shared servers this process started and another still uses (the last user stops them)."""
 
 
 @contextmanager
