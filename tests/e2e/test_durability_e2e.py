@@ -112,12 +112,14 @@ async def test_a_crash_right_after_a_run_loses_nothing(
 async def test_postgres_restarted_under_a_running_server(
     tmp_path: Path, own_server: StartServer, pg_folder: Path
 ) -> None:
-    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
-
     from assistant.storage import embedded_postgres, stop_embedded_postgres
 
     data = pg_folder
     uri = embedded_postgres(data)
+    # Only now: embedded_postgres imports pgserver with platformdirs' warning about an unset
+    # XDG_RUNTIME_DIR silenced, and this test may be the first in its worker to import it.
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+
     try:
         server = own_server("durable", tmp_path / "server", postgres_uri=uri)
         user_id = unique("restart")
