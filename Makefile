@@ -6,7 +6,8 @@ PORT ?= 2025
 RUNS ?= 10
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
 
-.PHONY: install dev dev-memory demo test bench lint format clean
+.PHONY: install dev dev-memory demo test bench lint format clean typecheck-src typecheck-tests \
+	typecheck-e2e test-run
 
 install: $(VENV)/.installed
 
@@ -33,13 +34,26 @@ demo: install
 	$(BIN)/python examples/demo.py
 
 ## Lint, type-check and run every test (unit and end-to-end). CI runs exactly this.
+## The tests mostly wait on servers: they run on $(WORKERS) pytest-xdist workers, and the
+## three type checks run beside them (each with a cache of its own).
+WORKERS ?= 6
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/mypy --config-file tests/mypy.ini tests/*.py examples/*.py
-	$(BIN)/mypy --config-file tests/e2e/mypy.ini tests/e2e/*.py
-	$(BIN)/pytest
+	@$(MAKE) --no-print-directory -j 4 --output-sync=target \
+		typecheck-src typecheck-tests typecheck-e2e test-run
+
+typecheck-src:
+	$(BIN)/mypy --cache-dir .mypy_cache/src
+typecheck-tests:
+	$(BIN)/mypy --cache-dir .mypy_cache/tests --config-file tests/mypy.ini tests/*.py examples/*.py
+typecheck-e2e:
+	$(BIN)/mypy --cache-dir .mypy_cache/e2e --config-file tests/e2e/mypy.ini tests/e2e/*.py
+# COLUMNS: xdist workers start with COLUMNS=80 when the shell has none, and the CLI's Rich
+# consoles (src/assistant/cli/render.py) keep the width they find at import, so
+# tests/test_cli.py's wide tables would wrap (its own COLUMNS=200 comes too late).
+test-run:
+	COLUMNS=200 $(BIN)/pytest -n $(WORKERS)
 
 ## Rerun every benchmark and write its figures into README.md (minutes; needs the peers).
 bench: install

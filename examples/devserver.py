@@ -123,6 +123,13 @@ class DevServer:
     postgres_uri: str | None = None
     """With ``storage="postgres"``: the Postgres to use; None starts the embedded one with
     its data in ``workdir/.assistant_data/postgres``."""
+    inherit_settings: bool = True
+    """Pass the shell's provider keys and ``ASSISTANT_*`` settings on to the server (a
+    scripted server never gets the provider keys). False starts it with none of them, so
+    ``env`` alone configures it, whatever the developer exports (the tests' servers)."""
+    env_file: str | None = None
+    """``langgraph.json``'s ``env``: a file, relative to ``workdir``, that the server
+    applies over its environment (the project's own langgraph.json names ``.env``)."""
 
     process: subprocess.Popen[bytes] | None = None
     _log: IO[bytes] | None = None
@@ -170,6 +177,8 @@ class DevServer:
                 "path": f"{PACKAGE_DIR / 'auth.py'}:auth",
                 "disable_studio_auth": True,
             }
+        if self.env_file is not None:
+            config["env"] = self.env_file
         if self.storage == "postgres":
             from assistant.storage import CHECKPOINTER_PATH, STORE_PATH
 
@@ -183,7 +192,7 @@ class DevServer:
         """Start the server and wait until it answers on ``/ok``."""
         config = self.write_config()
         self.port = self.port or free_port()
-        env = {k: v for k, v in os.environ.items() if not (self.scripted and k in PROVIDER_ENV)}
+        env = {k: v for k, v in os.environ.items() if self._inherits(k)}
         env.update(QUIET_ENV)
         if self.scripted:
             env["ASSISTANT_SCRIPTED_LOG"] = str(self.scripted_log_path)
@@ -225,6 +234,12 @@ class DevServer:
         )
         self._wait_until_ready()
         return self
+
+    def _inherits(self, name: str) -> bool:
+        """Whether the server gets the shell's ``name`` (before ``env`` is applied)."""
+        if name in PROVIDER_ENV:
+            return self.inherit_settings and not self.scripted
+        return self.inherit_settings or not name.startswith("ASSISTANT_")
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s

@@ -8,19 +8,26 @@ and finds the `respond` call whose ``latest`` field contains it.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
+import signal
+import tempfile
+import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from devserver import PROVIDER_ENV, DevServer
+from devserver import DevServer
 from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
     ScriptedLog,
     block_lines,
@@ -35,32 +42,283 @@ from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
 ASSISTANT_ID = "assistant"
 """The graph id in the langgraph.json that DevServer writes."""
 
-PROVIDER_ENV_VARS = PROVIDER_ENV
-"""Removed from every e2e server's environment, whatever the developer's shell exports.
 
-DevServer strips them only when ``scripted``; a server started with ``scripted=False``
-inherits them all."""
-
-
-# --------------------------------------------------------------------------- servers
-
-
-def start_server(workdir: Path, **options: Any) -> DevServer:
-    """Start a DevServer in ``workdir`` with no provider settings in its environment."""
-    server = DevServer(workdir=workdir, **options)
-    with pytest.MonkeyPatch.context() as env:
-        for name in PROVIDER_ENV_VARS:
-            env.delenv(name, raising=False)
-        server.start()  # the process copies the environment here, at Popen
-    return server
-
+# --------------------------------------------------------------------------- presets
 
 BUDGET_SETTINGS = "user_id,max_context_tokens,keep_recent_tokens,summary_max_tokens"
 """ASSISTANT_RUN_SETTINGS for auth servers whose tests shrink the budgets to compress sooner
 (ordinary users may not change them out of the box)."""
 
+FAIL_MARKER = "FAILNOW"
+"""The ``faulty`` preset's model raises for any request whose messages contain this."""
+
+DEV_USERS = ("alice", "bob", "cli-alice", "cli-bob", "ui-alice")
+"""The ``dev_tokens`` preset's users: each module that shares it has users of its own."""
+
+DEV_TOKENS = {user: f"tok-{user}" for user in DEV_USERS}
+"""The ``dev_tokens`` preset's dev token of each user."""
+
+ADMIN_TOKEN = "e2e-admin-token-for-the-maintenance-jobs-0123456789"
+"""The ``dev_tokens`` preset's maintenance token (the retention job runs with it)."""
+
+JWT_SECRET = "e2e-security-secret-0123456789-abcdefghijklmnop"
+"""The ``jwt`` preset's ASSISTANT_JWT_SECRET (at least 32 bytes, so PyJWT does not warn)."""
+
+JWT_ADMIN_TOKEN = "e2e-security-admin-token-0123456789"
+"""The ``jwt`` preset's maintenance token, as a deployment that runs the retention job
+would set one."""
+
+SLOW_MARK = "[slow-reply]"
+"""With the ``jwt`` preset, a user message containing this gets a reply that takes seconds
+(to catch a run in flight)."""
+
+PROVIDER_KEY = "sk-e2e-secret-987654321"
+"""The ``stub_provider`` preset's OPENAI_API_KEY: no error message may show it."""
+
+PROVIDER_MODEL = "stub-default"
+"""The ``stub_provider`` preset's ASSISTANT_MODEL, registered on the stub in ``full`` mode."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preset:
+    """One kind of e2e server: the DevServer options and the environment it starts with.
+
+    Every server starts with none of the shell's provider keys or ``ASSISTANT_*``
+    settings (``inherit_settings=False``), so ``env`` is all that configures it.
+    """
+
+    purpose: str
+    """What the server is, in a line (shown when it fails to start)."""
+    scripted: bool = True
+    """The scripted model in the model seam; False serves the graph as deployed."""
+    auth: bool = False
+    """The project's custom auth (`assistant.auth`)."""
+    storage: Literal["memory", "postgres"] = "memory"
+    """The dev runtime's pickles, or Postgres (what ``make dev`` serves)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """The server's settings."""
+    dump_routes: bool = False
+    """Write every route the running server answers to ``workdir/routes.json``."""
+
+
+PRESETS: dict[str, Preset] = {
+    "scripted": Preset(
+        purpose="the scripted model, no auth: the run context's user_id picks the user",
+    ),
+    "quiet": Preset(
+        purpose="the same as `scripted`, for tests that read its whole model log: one "
+        "worker's tests use it, one at a time",
+    ),
+    "faulty": Preset(
+        purpose=f"the scripted model, no auth, failing any request that contains {FAIL_MARKER}",
+        env={"ASSISTANT_SCRIPTED_FAIL_ON": FAIL_MARKER},
+    ),
+    "dev_tokens": Preset(
+        purpose="custom auth with a dev token per user and a maintenance token",
+        auth=True,
+        env={
+            "ASSISTANT_DEV_TOKENS": ",".join(f"{t}={user}" for user, t in DEV_TOKENS.items()),
+            "ASSISTANT_ADMIN_TOKEN": ADMIN_TOKEN,
+            "ASSISTANT_RUN_SETTINGS": BUDGET_SETTINGS,
+        },
+    ),
+    "jwt": Preset(
+        purpose="custom auth with HS256 JWTs and a maintenance token, as deployed",
+        auth=True,
+        env={
+            "ASSISTANT_JWT_SECRET": JWT_SECRET,
+            "ASSISTANT_ADMIN_TOKEN": JWT_ADMIN_TOKEN,
+            "ASSISTANT_SCRIPTED_SLOW_ON": SLOW_MARK,
+        },
+        dump_routes=True,
+    ),
+    "make_dev": Preset(
+        purpose="custom auth with nothing configured: `make dev`'s single user, no token",
+        auth=True,
+        dump_routes=True,
+    ),
+    "stub_provider": Preset(
+        purpose="the graph as deployed, its chat model the stub OpenAI server (OPENAI_BASE_URL)",
+        scripted=False,
+        env={
+            "OPENAI_API_KEY": PROVIDER_KEY,
+            "ASSISTANT_MODEL": PROVIDER_MODEL,
+            "ASSISTANT_MODEL_MAX_RETRIES": "0",
+            "ASSISTANT_MODEL_TIMEOUT_S": "2",
+            # Each test picks its "provider" by context.model.
+            "ASSISTANT_RUN_SETTINGS": "user_id,model",
+        },
+    ),
+    "no_model": Preset(
+        purpose="the graph as deployed with no chat model configured",
+        scripted=False,
+    ),
+    "durable": Preset(
+        purpose="the scripted model, no auth, everything in Postgres (`make dev`'s storage)",
+        storage="postgres",
+    ),
+}
+"""Every kind of server the e2e tests use, by name (see the ``servers`` fixture)."""
+
+
+class Servers:
+    """Starts servers from :data:`PRESETS`: a shared one once a session, or a test's own.
+
+    Under pytest-xdist, the workers share a shared server too. The first process that asks
+    for it starts it and leaves its address in ``root`` (a folder every worker sees); the
+    others connect to it. Each process that used it signs off when its session ends, and
+    the last one stops it. A test that must own its server (restart, crash, a setting of
+    its own) calls :meth:`start` and stops it itself.
+    """
+
+    def __init__(self, root: Path, process: str) -> None:
+        self.root = root
+        self.process = process
+        self._shared: dict[str, DevServer] = {}
+        root.mkdir(parents=True, exist_ok=True)
+
+    def shared(self, name: str, **changes: Any) -> DevServer:
+        """The session's server of preset ``name``, started at the first call.
+
+        ``changes`` apply only when this call starts it: pass them from one fixture only.
+        """
+        if name in self._shared:
+            return self._shared[name]
+        users = self.root / f"{name}.users"
+        with _locked(self.root / f"{name}.lock"):
+            state = self.root / f"{name}.json"
+            if state.exists():
+                address = json.loads(state.read_text(encoding="utf-8"))
+                server = DevServer(
+                    workdir=Path(address["workdir"]),
+                    port=address["port"],
+                    scripted=address["scripted"],
+                )
+            else:
+                workdir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.root))
+                server = self.start(name, workdir, **changes)
+                assert server.process is not None
+                address = {
+                    "workdir": str(workdir),
+                    "port": server.port,
+                    "scripted": server.scripted,
+                    "pid": server.process.pid,
+                }
+                state.write_text(json.dumps(address), encoding="utf-8")
+            users.mkdir(exist_ok=True)
+            (users / self.process).touch()
+        self._shared[name] = server
+        return server
+
+    def start(self, name: str, workdir: Path, **changes: Any) -> DevServer:
+        """Start a new server of preset ``name`` in ``workdir`` and wait until it answers.
+
+        ``changes`` are DevServer options over the preset's; an ``env`` is merged into the
+        preset's (a None value removes a variable).
+        """
+        try:
+            preset = PRESETS[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown server preset {name!r}; expected one of {list(PRESETS)}"
+            ) from None
+        env: dict[str, str | None] = {**preset.env, **changes.pop("env", {})}
+        if preset.dump_routes:
+            env["ASSISTANT_ROUTES_DUMP"] = str(workdir / "routes.json")
+        options: dict[str, Any] = {
+            "scripted": preset.scripted,
+            "auth": preset.auth,
+            "storage": preset.storage,
+            **changes,
+        }
+        server = DevServer(workdir=workdir, env=env, inherit_settings=False, **options)
+        with (self.root / "starts.log").open("a", encoding="utf-8") as starts:
+            starts.write(f"{name} {self.process} {workdir}\n")
+        try:
+            return server.start()
+        except Exception as error:
+            raise RuntimeError(f"the {name!r} server ({preset.purpose}) did not start") from error
+
+    def sign_off(self) -> None:
+        """This process is done with the shared servers: stop those nobody else uses."""
+        for name, server in self._shared.items():
+            users = self.root / f"{name}.users"
+            with _locked(self.root / f"{name}.lock"):
+                (users / self.process).unlink(missing_ok=True)
+                if any(users.iterdir()):
+                    # Another worker still uses it: leave it running, and keep this
+                    # process's handle on it (its process, its log) until exit.
+                    _LEFT_RUNNING.append(server)
+                    continue
+                state = self.root / f"{name}.json"
+                address = json.loads(state.read_text(encoding="utf-8"))
+                state.unlink()
+                if server.process is not None:
+                    server.stop()  # this process started it
+                else:
+                    _stop_process_group(int(address["pid"]))
+        self._shared.clear()
+
+
+_LEFT_RUNNING: list[DevServer] = []
+"""Shared servers this process started and another still uses (the last user stops them)."""
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (between processes) for the block."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, waiting for its parent, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _stop_process_group(pid: int, timeout_s: float = 30.0) -> None:
+    """Stop a server another process started, as DevServer.stop does: SIGINT, then SIGKILL."""
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout_s
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not _running(pid):
+            return
+
+
 StartServer = Callable[..., DevServer]
-"""The ``start_dev_server`` fixture: ``start(workdir, **DevServer options) -> DevServer``."""
+"""The ``own_server`` fixture: ``own_server(preset, workdir, **changes) -> DevServer``."""
+
+
+def connect(server: DevServer, token: str | None = None) -> LangGraphClient:
+    """A langgraph-sdk client for ``server``, as the user of ``token`` (or with no header).
+
+    ``api_key=None``: it sends no key from the environment.
+    """
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    return get_client(url=server.url, api_key=None, headers=headers)
+
+
+def cli_env(url: str, token: str | None = None) -> dict[str, str]:
+    """The `assistant` CLI's environment: this server, this token (or none), no colour,
+    wide tables."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_URL", "ASSISTANT_TOKEN")}
+    env.update(ASSISTANT_URL=url, NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8")
+    if token is not None:
+        env["ASSISTANT_TOKEN"] = token
+    return env
 
 
 # --------------------------------------------------------------------------- runs

@@ -1,7 +1,7 @@
 """The `assistant` command line end to end: the installed script against a real `langgraph dev`.
 
-Two scripted servers serve this module: one without auth (the CLI's ``--user`` picks the
-user) and one with the project's auth and two dev tokens (the token picks the user). The
+Two shared servers serve this module: ``scripted``, without auth (the CLI's ``--user``
+picks the user), and ``dev_tokens``, with the project's auth (the token picks the user). The
 CLI runs as a subprocess, fed through a pipe or a pseudo-terminal; what it did is checked
 through langgraph-sdk and the memory API, never by trusting its own output alone.
 """
@@ -9,18 +9,15 @@ through langgraph-sdk and the memory API, never by trusting its own output alone
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pexpect
 import pytest
-from e2e_helpers import BUDGET_SETTINGS
+from e2e_helpers import DEV_TOKENS, cli_env, unique
 from langgraph_sdk import get_sync_client
 
 from devserver import DevServer, free_port
@@ -30,47 +27,11 @@ pytestmark = pytest.mark.e2e
 CLI = Path(sys.executable).with_name("assistant")
 """The console script pyproject.toml installs next to this interpreter."""
 
-TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
-"""Dev tokens of the auth server."""
+ALICE, BOB = "cli-alice", "cli-bob"
+"""This module's users on the shared ``dev_tokens`` server."""
 
 SMALL_BUDGET = {"max_context_tokens": 120, "keep_recent_tokens": 50, "summary_max_tokens": 80}
 """Budgets so small that three turns compress a thread, so it has a running summary."""
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture(scope="module")
-def open_server(server: DevServer) -> DevServer:
-    """The suite's shared scripted server without auth (the CLI's ``--user`` picks the user)."""
-    return server
-
-
-@pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """A scripted server with the project's auth; users are known by their dev tokens."""
-    tokens = ",".join(f"{token}={user}" for token, user in TOKENS.items())
-    with DevServer(
-        workdir=tmp_path_factory.mktemp("cli-auth"),
-        scripted=True,
-        auth=True,
-        env={
-            "ASSISTANT_DEV_TOKENS": tokens,
-            "ASSISTANT_JWT_SECRET": None,
-            "ASSISTANT_RUN_SETTINGS": BUDGET_SETTINGS,
-        },
-    ) as server:
-        yield server
-
-
-def cli_env(url: str, token: str | None = None) -> dict[str, str]:
-    """The CLI's environment: this server, this token (or none), no colour, wide tables."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_URL", "ASSISTANT_TOKEN")}
-    env.update(ASSISTANT_URL=url, NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8")
-    if token is not None:
-        env["ASSISTANT_TOKEN"] = token
-    return env
 
 
 def run_cli(
@@ -128,10 +89,10 @@ def seed(url: str, user: str, *texts: str, **context: Any) -> str:
 # --------------------------------------------------------------------------- chat
 
 
-def test_chat_through_a_pipe_streams_lists_and_forgets(open_server: DevServer) -> None:
+def test_chat_through_a_pipe_streams_lists_and_forgets(server: DevServer) -> None:
     user = unique("alice")
     script = "My name is Alice and I live in Hangzhou.\n/memories\n/forget Hangzhou\ny\n/quit\n"
-    output = ok(run_cli(open_server.url, "chat", "--user", user, input=script))
+    output = ok(run_cli(server.url, "chat", "--user", user, input=script))
 
     reply, rest = output.split("you> /memories", 1)
     assert "assistant> [scripted] Got it." in reply
@@ -141,23 +102,23 @@ def test_chat_through_a_pipe_streams_lists_and_forgets(open_server: DevServer) -
     assert "Forget 'Lives in Hangzhou'? [y/N] y" in after
     assert "Forgotten: Lives in Hangzhou" in after
 
-    assert fact_contents(open_server.url, user) == {"Name is Alice": "current"}
-    (entry,) = audit(open_server.url, user)
+    assert fact_contents(server.url, user) == {"Name is Alice": "current"}
+    (entry,) = audit(server.url, user)
     assert entry["action"] == "forget" and entry["content"] == "Lives in Hangzhou"
     assert entry["actor"] == user and entry["via"] == "cli"
-    with get_sync_client(url=open_server.url, api_key=None) as sdk:
+    with get_sync_client(url=server.url, api_key=None) as sdk:
         (thread,) = sdk.threads.search(metadata={"owner": user})
         messages = sdk.threads.get_state(thread["thread_id"])["values"]["messages"]  # type: ignore[call-overload]
     assert [m["type"] for m in messages] == ["human", "ai"]
     assert messages[1]["content"] in reply, "the streamed text is the stored reply"
 
 
-def test_chat_in_a_terminal_streams_the_reply(open_server: DevServer) -> None:
+def test_chat_in_a_terminal_streams_the_reply(server: DevServer) -> None:
     user = unique("tty")
     child = pexpect.spawn(
         str(CLI),
         ["chat", "--user", user],
-        env=cli_env(open_server.url),
+        env=cli_env(server.url),
         encoding="utf-8",
         timeout=30,
         dimensions=(40, 200),
@@ -177,15 +138,15 @@ def test_chat_in_a_terminal_streams_the_reply(open_server: DevServer) -> None:
     finally:
         child.close()
     assert child.exitstatus == 0, child.before
-    assert fact_contents(open_server.url, user) == {"Likes green tea": "current"}
+    assert fact_contents(server.url, user) == {"Likes green tea": "current"}
 
 
 # --------------------------------------------------------------------------- memories
 
 
-def test_memories_list_search_forget_and_export(open_server: DevServer, tmp_path: Path) -> None:
+def test_memories_list_search_forget_and_export(server: DevServer, tmp_path: Path) -> None:
     user = unique("mem")
-    url = open_server.url
+    url = server.url
     seed(url, user, "I live in Hangzhou.", "I moved from Hangzhou to Chengdu.", "I like green tea.")
 
     current = ok(run_cli(url, "memories", "list", "--user", user))
@@ -223,9 +184,9 @@ def test_memories_list_search_forget_and_export(open_server: DevServer, tmp_path
 # --------------------------------------------------------------------------- threads
 
 
-def test_threads_list_show_and_delete(open_server: DevServer) -> None:
+def test_threads_list_show_and_delete(server: DevServer) -> None:
     user = unique("threads")
-    url = open_server.url
+    url = server.url
     thread_id = seed(
         url,
         user,
@@ -258,29 +219,29 @@ def test_threads_list_show_and_delete(open_server: DevServer) -> None:
 # --------------------------------------------------------------------------- auth and errors
 
 
-def test_with_auth_the_token_decides_who_you_are(auth_server: DevServer) -> None:
-    url = auth_server.url
-    alice = ok(run_cli(url, "chat", input="My name is Alice.\n", token="tok-alice"))
-    assert "Chatting as alice" in alice and "remembered: Name is Alice" in alice
+def test_with_auth_the_token_decides_who_you_are(dev_tokens_server: DevServer) -> None:
+    url, alice_token, bob_token = dev_tokens_server.url, DEV_TOKENS[ALICE], DEV_TOKENS[BOB]
+    alice = ok(run_cli(url, "chat", input="My name is Alice.\n", token=alice_token))
+    assert f"Chatting as {ALICE}" in alice and "remembered: Name is Alice" in alice
 
-    as_bob = run_cli(url, "memories", "list", "--user", "bob", token="tok-alice")
+    as_bob = run_cli(url, "memories", "list", "--user", BOB, token=alice_token)
     assert "Name is Alice" in ok(as_bob)
-    assert "--user bob is ignored" in as_bob.stderr
+    assert f"--user {BOB} is ignored" in as_bob.stderr
 
     with get_sync_client(
-        url=url, api_key=None, headers={"Authorization": "Bearer tok-alice"}
+        url=url, api_key=None, headers={"Authorization": f"Bearer {alice_token}"}
     ) as sdk:
         (thread,) = sdk.threads.search()
-    peek = run_cli(url, "threads", "show", str(thread["thread_id"]), token="tok-bob")
+    peek = run_cli(url, "threads", "show", str(thread["thread_id"]), token=bob_token)
     assert peek.returncode == 1 and "No thread" in peek.stderr
 
 
-def test_a_refused_token_is_one_clear_line(auth_server: DevServer) -> None:
-    result = run_cli(auth_server.url, "chat", token="not-a-token", input="hello\n")
+def test_a_refused_token_is_one_clear_line(dev_tokens_server: DevServer) -> None:
+    result = run_cli(dev_tokens_server.url, "chat", token="not-a-token", input="hello\n")
     assert result.returncode == 1, result.stdout
     assert "The server refused the token (401: Unknown token.)" in result.stderr
     assert "Traceback" not in result.stderr
-    missing = run_cli(auth_server.url, "memories", "list")
+    missing = run_cli(dev_tokens_server.url, "memories", "list")
     assert missing.returncode == 1 and "without a token" in missing.stderr
 
 

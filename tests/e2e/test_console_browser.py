@@ -1,7 +1,7 @@
 """The memory console (``GET /console``) driven in a real Chromium, against `langgraph dev`.
 
-Two scripted servers run on loopback: one with the project's custom auth and dev tokens
-(``tok-alice``, ``tok-bob``), as ``make dev`` deploys it, and one without auth, where the
+Two shared scripted servers run on loopback: ``dev_tokens``, with the project's custom
+auth and dev tokens (``tok-alice``, ``tok-bob``), and ``scripted``, without auth, where the
 page takes ``?user_id=``. Memory is seeded through langgraph-sdk runs; everything after
 that happens in the page (typing, clicking, a ``window.prompt``), and what the page did
 is checked again through langgraph-sdk.
@@ -19,22 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from e2e_helpers import (
-    BUDGET_SETTINGS,
-    PROVIDER_ENV_VARS,
-    new_thread,
-    run_turn,
-    start_server,
-    thread_values,
-)
-from langgraph_sdk import get_client
+from e2e_helpers import DEV_TOKENS, connect, new_thread, run_turn, thread_values
 from langgraph_sdk.client import LangGraphClient
 from playwright.async_api import (
     Browser,
@@ -69,16 +61,8 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost"})
 TIMEOUT_MS = 10_000
 """How long an expectation waits for the page."""
 
-TOKENS = {"alice": "tok-alice", "bob": "tok-bob"}
-AUTH_ENV: dict[str, str | None] = {
-    "ASSISTANT_DEV_TOKENS": ",".join(f"{token}={user}" for user, token in TOKENS.items()),
-    # Dev tokens only, whatever the developer's shell exports.
-    "ASSISTANT_JWT_SECRET": None,
-    "ASSISTANT_ADMIN_TOKEN": None,
-    "ASSISTANT_DEFAULT_USER": None,
-    "ASSISTANT_RUN_SETTINGS": BUDGET_SETTINGS,
-    **dict.fromkeys(PROVIDER_ENV_VARS),
-}
+TOKENS = {user: DEV_TOKENS[user] for user in ("alice", "bob")}
+"""This module's users on the shared ``dev_tokens`` server, and their tokens."""
 
 BUDGETS = {"max_context_tokens": 300, "keep_recent_tokens": 120, "summary_max_tokens": 100}
 """Small budgets, so a handful of turns compress the trip thread into a summary."""
@@ -192,27 +176,8 @@ async def sign_in(page: Page, token: str) -> None:
 # --------------------------------------------------------------------------- servers
 
 
-@pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """A scripted server with custom auth and two dev tokens, as ``make dev`` runs it."""
-    dev = start_server(
-        tmp_path_factory.mktemp("console-auth"), scripted=True, auth=True, env=AUTH_ENV
-    )
-    try:
-        yield dev
-    finally:
-        dev.stop()
-
-
-@pytest.fixture(scope="module")
-def open_server(server: DevServer) -> DevServer:
-    """The suite's shared scripted server without auth, where the console takes ``?user_id=``."""
-    return server
-
-
 def sdk_for(server: DevServer, user: str | None = None) -> LangGraphClient:
-    headers = {"Authorization": f"Bearer {TOKENS[user]}"} if user else None
-    return get_client(url=server.url, api_key=None, headers=headers)
+    return connect(server, TOKENS[user] if user else None)
 
 
 @dataclass(frozen=True)
@@ -222,18 +187,18 @@ class Seeded:
 
 
 @pytest.fixture(scope="module")
-async def seeded(auth_server: DevServer) -> AsyncIterator[Seeded]:
+async def seeded(dev_tokens_server: DevServer) -> AsyncIterator[Seeded]:
     """Alice's memory (facts, a superseded home, a compressed trip thread) and Bob's name."""
-    alice, bob = sdk_for(auth_server, "alice"), sdk_for(auth_server, "bob")
+    alice, bob = sdk_for(dev_tokens_server, "alice"), sdk_for(dev_tokens_server, "bob")
     try:
         about = await new_thread(alice)
         for text in ABOUT_ALICE:
-            await run_turn(auth_server, alice, about, text)
+            await run_turn(dev_tokens_server, alice, about, text)
         trip = await new_thread(alice)
         for text in TRIP:
-            await run_turn(auth_server, alice, trip, text, **BUDGETS)
+            await run_turn(dev_tokens_server, alice, trip, text, **BUDGETS)
         assert (await thread_values(alice, trip)).get("summary"), "the trip never compressed"
-        await run_turn(auth_server, bob, await new_thread(bob), "My name is Bob.")
+        await run_turn(dev_tokens_server, bob, await new_thread(bob), "My name is Bob.")
         yield Seeded(about_thread=about, trip_thread=trip)
     finally:
         await alice.aclose()
@@ -244,9 +209,13 @@ async def seeded(auth_server: DevServer) -> AsyncIterator[Seeded]:
 
 
 async def test_console_with_auth(
-    browser: Browser, auth_server: DevServer, seeded: Seeded, open_tab: OpenTab, tmp_path: Path
+    browser: Browser,
+    dev_tokens_server: DevServer,
+    seeded: Seeded,
+    open_tab: OpenTab,
+    tmp_path: Path,
 ) -> None:
-    tab = await open_tab(f"{auth_server.url}/console")
+    tab = await open_tab(f"{dev_tokens_server.url}/console")
     page = tab.page
 
     # No token: a clear 401 instead of data.
@@ -310,7 +279,7 @@ async def test_console_with_auth(
     await expect(page.locator("#audit tr")).to_have_count(3)
 
     # The store agrees, through the SDK with alice's token.
-    alice = sdk_for(auth_server, "alice")
+    alice = sdk_for(dev_tokens_server, "alice")
     try:
         items = (await alice.store.search_items(["user_facts", "alice"], limit=100))["items"]
         trip_values = await thread_values(alice, seeded.trip_thread)
@@ -366,7 +335,7 @@ async def test_console_with_auth(
     tab.check_clean()
 
     # Bob, in another browser: his name only, none of alice's facts, threads or episodes.
-    bob_tab = await open_tab(f"{auth_server.url}/console")
+    bob_tab = await open_tab(f"{dev_tokens_server.url}/console")
     bob_page = bob_tab.page
     await sign_in(bob_page, TOKENS["bob"])
     await expect(bob_page.locator("#who")).to_have_text("signed in as bob")
@@ -385,16 +354,14 @@ async def test_console_with_auth(
     bob_tab.check_clean()
 
 
-async def test_console_without_auth(
-    browser: Browser, open_server: DevServer, open_tab: OpenTab
-) -> None:
-    sdk = sdk_for(open_server)
+async def test_console_without_auth(browser: Browser, server: DevServer, open_tab: OpenTab) -> None:
+    sdk = sdk_for(server)
     try:
         alice_thread = await new_thread(sdk)
-        await run_turn(open_server, sdk, alice_thread, ABOUT_ALICE[0], user_id="alice")
-        await run_turn(open_server, sdk, await new_thread(sdk), "My name is Bob.", user_id="bob")
+        await run_turn(server, sdk, alice_thread, ABOUT_ALICE[0], user_id="alice")
+        await run_turn(server, sdk, await new_thread(sdk), "My name is Bob.", user_id="bob")
 
-        tab = await open_tab(f"{open_server.url}/console?user_id=alice")
+        tab = await open_tab(f"{server.url}/console?user_id=alice")
         page = tab.page
         await expect(page.locator("#who")).to_have_text("signed in as alice")
         await expect(fact_row(page, "Lives in Hangzhou")).to_have_count(1)
@@ -415,14 +382,14 @@ async def test_console_without_auth(
         ]
         tab.check_clean()
 
-        bob_tab = await open_tab(f"{open_server.url}/console?user_id=bob")
+        bob_tab = await open_tab(f"{server.url}/console?user_id=bob")
         await expect(bob_tab.page.locator("#who")).to_have_text("signed in as bob")
         await expect(fact_row(bob_tab.page, "Name is Bob")).to_have_count(1)
         assert await facts_shown(bob_tab.page) == ["Name is Bob"]
         await expect(bob_tab.page.locator("#audit")).not_to_contain_text("Hangzhou")
         bob_tab.check_clean()
 
-        bad_tab = await open_tab(f"{open_server.url}/console?user_id=not%20a%20user")
+        bad_tab = await open_tab(f"{server.url}/console?user_id=not%20a%20user")
         await expect(bad_tab.page.locator("#error")).to_contain_text("400: ")
         await expect(bad_tab.page.locator("#facts tr[data-key]")).to_have_count(0)
         bad_tab.check_clean()

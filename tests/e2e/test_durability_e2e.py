@@ -1,6 +1,7 @@
 """Durable `make dev`: threads, checkpoints and memories in Postgres survive a crash.
 
-Each test starts `langgraph dev` with ``storage="postgres"`` (what ``make dev`` serves),
+Each test owns its servers (it crashes or restarts them): the ``durable`` preset, or
+``dev_tokens`` with ``storage="postgres"`` (what ``make dev`` serves),
 on a database of its own in the embedded Postgres the test session starts, or on an
 embedded Postgres the server starts itself in its working directory.
 """
@@ -18,7 +19,9 @@ from typing import Any
 
 import pytest
 from e2e_helpers import (
+    DEV_TOKENS,
     StartServer,
+    connect,
     current_facts,
     new_thread,
     run_turn,
@@ -61,14 +64,14 @@ def _messages(values: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 async def test_a_crash_right_after_a_run_loses_nothing(
-    tmp_path: Path, start_dev_server: StartServer, database: str
+    tmp_path: Path, own_server: StartServer, database: str
 ) -> None:
     workdir = tmp_path / "crash"
     user_id = unique("crash")
     marker = unique("crash")
     context: dict[str, Any] = {"user_id": user_id, **SMALL_BUDGET}
 
-    first = start_dev_server(workdir, storage="postgres", postgres_uri=database)
+    first = own_server("durable", workdir, postgres_uri=database)
     async with get_client(url=first.url, api_key=None) as sdk:
         old_thread = await new_thread(sdk)
         for text in (
@@ -90,7 +93,7 @@ async def test_a_crash_right_after_a_run_loses_nothing(
     assert old_before.get("summary"), f"no summary after three turns: {old_before}"
     assert any("nurse" in fact["content"] for fact in facts_before.values()), facts_before
 
-    second = start_dev_server(workdir, storage="postgres", postgres_uri=database)
+    second = own_server("durable", workdir, postgres_uri=database)
     async with get_client(url=second.url, api_key=None) as sdk:
         old_after = await thread_values(sdk, old_thread)
         assert _messages(old_after) == _messages(old_before), second.log_tail()
@@ -107,16 +110,18 @@ async def test_a_crash_right_after_a_run_loses_nothing(
 
 
 async def test_postgres_restarted_under_a_running_server(
-    tmp_path: Path, start_dev_server: StartServer, pg_folder: Path
+    tmp_path: Path, own_server: StartServer, pg_folder: Path
 ) -> None:
-    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
-
     from assistant.storage import embedded_postgres, stop_embedded_postgres
 
     data = pg_folder
     uri = embedded_postgres(data)
+    # Only now: embedded_postgres imports pgserver with platformdirs' warning about an unset
+    # XDG_RUNTIME_DIR silenced, and this test may be the first in its worker to import it.
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+
     try:
-        server = start_dev_server(tmp_path / "server", storage="postgres", postgres_uri=uri)
+        server = own_server("durable", tmp_path / "server", postgres_uri=uri)
         user_id = unique("restart")
         context = {"user_id": user_id}
         async with get_client(url=server.url, api_key=None) as sdk:
@@ -142,7 +147,7 @@ def _postmaster_pid(data: Path) -> int:
 
 
 async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
-    tmp_path: Path, start_dev_server: StartServer, pg_folder: Path
+    tmp_path: Path, own_server: StartServer, pg_folder: Path
 ) -> None:
     """The server's own embedded Postgres: killed dirty with it, then used by two servers."""
     workdir = tmp_path / "embedded"
@@ -150,7 +155,7 @@ async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
     env: dict[str, str | None] = {"ASSISTANT_POSTGRES_DIR": str(data)}
     user_id = unique("embedded")
 
-    first = start_dev_server(workdir, storage="postgres", env=env)
+    first = own_server("durable", workdir, env=env)
     async with get_client(url=first.url, api_key=None) as sdk:
         thread = await new_thread(sdk)
         await run_turn(first, sdk, thread, "My name is Alice.", user_id=user_id)
@@ -160,8 +165,8 @@ async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
     first.kill()
     os.kill(postgres, signal.SIGKILL)  # the database dies mid-flight too: a dirty folder
 
-    second = start_dev_server(workdir, storage="postgres", env=env)
-    third = start_dev_server(tmp_path / "other", storage="postgres", env=env)  # same folder
+    second = own_server("durable", workdir, env=env)
+    third = own_server("durable", tmp_path / "other", env=env)  # same folder
     async with (
         get_client(url=second.url, api_key=None) as sdk,
         get_client(url=third.url, api_key=None) as other,
@@ -178,30 +183,23 @@ async def test_the_embedded_database_recovers_from_a_crash_and_is_shared(
 
 
 async def test_a_restored_thread_keeps_its_owner(
-    tmp_path: Path, start_dev_server: StartServer, database: str
+    tmp_path: Path, own_server: StartServer, database: str
 ) -> None:
     """With auth, the thread re-created after a crash is still its owner's, and only theirs."""
-    env: dict[str, str | None] = {
-        "ASSISTANT_DEV_TOKENS": "tok-alice=alice,tok-bob=bob",
-        "ASSISTANT_JWT_SECRET": None,
-        "ASSISTANT_ADMIN_TOKEN": None,
-    }
-    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database, "auth": True}
-    alice_headers = {"Authorization": "Bearer tok-alice"}
-    bob_headers = {"Authorization": "Bearer tok-bob"}
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database}
     workdir = tmp_path / "owner"
 
-    first = start_dev_server(workdir, env=env, **options)
-    async with get_client(url=first.url, api_key=None, headers=alice_headers) as alice:
+    first = own_server("dev_tokens", workdir, **options)
+    async with connect(first, DEV_TOKENS["alice"]) as alice:
         thread = await new_thread(alice)
         await run_turn(first, alice, thread, "I live in Hangzhou.")
         before = await thread_values(alice, thread)
         first.kill()
 
-    second = start_dev_server(workdir, env=env, **options)
+    second = own_server("dev_tokens", workdir, **options)
     async with (
-        get_client(url=second.url, api_key=None, headers=alice_headers) as alice,
-        get_client(url=second.url, api_key=None, headers=bob_headers) as bob,
+        connect(second, DEV_TOKENS["alice"]) as alice,
+        connect(second, DEV_TOKENS["bob"]) as bob,
     ):
         restored = await alice.threads.get(thread)
         assert restored["metadata"].get("owner") == "alice", restored

@@ -1,4 +1,4 @@
-"""A chat UI's calls against the served graph, with custom auth on.
+"""A chat UI's calls against the served graph, with custom auth on (the `dev_tokens` server).
 
 These tests make the calls agent-chat-ui (langchain-ai/agent-chat-ui, through the
 LangGraph SDK's ``useStream``) makes, with a bearer token in the ``Authorization``
@@ -15,40 +15,22 @@ one part of it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
+from e2e_helpers import ASSISTANT_ID, DEV_TOKENS, connect
 from langgraph_sdk.client import LangGraphClient
 
 from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 
-ASSISTANT_ID = "assistant"
-"""The graph id in the langgraph.json that DevServer writes."""
-
-TOKEN = "tok"
-USER = "alice"
-
-SERVER_ENV: dict[str, str | None] = {
-    "ASSISTANT_DEV_TOKENS": f"{TOKEN}={USER}",
-    # Dev tokens only, whatever the developer's shell exports.
-    "ASSISTANT_JWT_SECRET": None,
-    "ASSISTANT_ADMIN_TOKEN": None,
-    "ASSISTANT_DEFAULT_USER": None,
-    # No provider settings: the scripted model needs none and must not find any.
-    "OPENAI_API_KEY": None,
-    "OPENAI_BASE_URL": None,
-    "ASSISTANT_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_BASE_URL": None,
-    "ASSISTANT_EMBEDDINGS_API_KEY": None,
-    "LANGSMITH_API_KEY": None,
-}
+USER = "ui-alice"
+"""This module's user on the shared ``dev_tokens`` server."""
+TOKEN = DEV_TOKENS[USER]
 
 FIRST = "Hi, I'm Alice and I live in Hangzhou"
 SECOND = "What's a good name for a cat?"
@@ -128,23 +110,9 @@ async def stream_turn(
 
 
 @pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = DevServer(
-        workdir=tmp_path_factory.mktemp("ecosystem"), scripted=True, auth=True, env=SERVER_ENV
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-async def conversation(auth_server: DevServer) -> AsyncIterator[Conversation]:
+async def conversation(dev_tokens_server: DevServer) -> AsyncIterator[Conversation]:
     """Three turns on one thread: a fact, a plain question, and a memory-tool request."""
-    sdk = get_client(
-        url=auth_server.url, api_key=None, headers={"Authorization": f"Bearer {TOKEN}"}
-    )
+    sdk = connect(dev_tokens_server, TOKEN)
     try:
         thread = await sdk.threads.create()
         thread_id = str(thread["thread_id"])
@@ -157,9 +125,9 @@ async def conversation(auth_server: DevServer) -> AsyncIterator[Conversation]:
         ]
         for turn in turns:
             assert "error" not in turn.events, (
-                f"run failed: {turn.parts}\nserver log:\n{auth_server.log_tail()}"
+                f"run failed: {turn.parts}\nserver log:\n{dev_tokens_server.log_tail()}"
             )
-        yield Conversation(server=auth_server, sdk=sdk, thread=dict(thread), turns=turns)
+        yield Conversation(server=dev_tokens_server, sdk=sdk, thread=dict(thread), turns=turns)
     finally:
         await sdk.aclose()
 
@@ -310,18 +278,18 @@ async def test_thread_list_shows_the_thread(conversation: Conversation) -> None:
 # --------------------------------------------------------------------------- connecting
 
 
-async def test_info_answers_the_key_agent_chat_ui_sends(auth_server: DevServer) -> None:
+async def test_info_answers_the_key_agent_chat_ui_sends(dev_tokens_server: DevServer) -> None:
     """agent-chat-ui checks ``GET /info`` with its ``X-Api-Key``; without a key it is closed."""
-    async with httpx.AsyncClient(base_url=auth_server.url, timeout=10) as http:
+    async with httpx.AsyncClient(base_url=dev_tokens_server.url, timeout=10) as http:
         signed = await http.get("/info", headers={"X-Api-Key": TOKEN})
         anonymous = await http.get("/info")
     assert signed.status_code == 200
     assert anonymous.status_code == 401
 
 
-async def test_an_api_key_header_is_taken_as_the_bearer_token(auth_server: DevServer) -> None:
+async def test_an_api_key_header_is_taken_as_the_bearer_token(dev_tokens_server: DevServer) -> None:
     """agent-chat-ui sends its key as ``X-Api-Key``: it works unchanged, a wrong key does not."""
-    async with httpx.AsyncClient(base_url=auth_server.url, timeout=10) as http:
+    async with httpx.AsyncClient(base_url=dev_tokens_server.url, timeout=10) as http:
         good = await http.post("/threads/search", json={"limit": 10}, headers={"X-Api-Key": TOKEN})
         bad = await http.post("/threads/search", json={"limit": 10}, headers={"X-Api-Key": "nope"})
     assert good.status_code == 200, good.text

@@ -19,24 +19,22 @@ from pathlib import Path
 import httpx
 import pytest
 from e2e_helpers import (
-    PROVIDER_ENV_VARS,
+    ASSISTANT_ID,
     AttackLog,
     concrete,
+    connect,
     new_thread,
     print_past_capture,
     route_list,
     run_turn,
-    start_server,
     stored_facts,
 )
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from devserver import DevServer, free_port
 
 pytestmark = pytest.mark.e2e
 
-ASSISTANT_ID = "assistant"
 EVIL = "https://evil.example"
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -51,33 +49,15 @@ def attack_table(pytestconfig: pytest.Config) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+def dev(make_dev_server: DevServer) -> DevServer:
     """A server as `make dev` runs it out of the box: custom auth, no tokens configured."""
-    workdir = tmp_path_factory.mktemp("exposure")
-    env: dict[str, str | None] = {
-        **dict.fromkeys(PROVIDER_ENV_VARS),
-        "ASSISTANT_JWT_SECRET": None,
-        "ASSISTANT_DEV_TOKENS": None,
-        "ASSISTANT_ADMIN_TOKEN": None,
-        "ASSISTANT_CORS_ORIGINS": None,
-        "ASSISTANT_ALLOWED_HOSTS": None,
-        "ASSISTANT_RUN_SETTINGS": None,
-        "ASSISTANT_ROUTES_DUMP": str(workdir / "routes.json"),
-    }
-    server = start_server(workdir, auth=True, env=env)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return make_dev_server
 
 
 @pytest.fixture(scope="module")
 async def sdk(dev: DevServer) -> AsyncIterator[LangGraphClient]:
-    client = get_client(url=dev.url, api_key=None)
-    try:
+    async with connect(dev) as client:
         yield client
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture(scope="module")

@@ -1,40 +1,22 @@
-"""Idle threads that were never compressed still become episodes (retention job)."""
+"""Idle threads that were never compressed still become episodes (retention job).
+
+The job sweeps every idle thread on the server, so this test owns a ``dev_tokens`` server
+instead of sharing one with other modules' threads.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-from langgraph_sdk import get_client
+from e2e_helpers import ADMIN_TOKEN, DEV_TOKENS, StartServer, connect
 
 from assistant import models
 from assistant.retention import save_idle_episodes
-from devserver import DevServer
 from scripted import ScriptedChatModel
 
 pytestmark = pytest.mark.e2e
-
-ADMIN = "maintenance-token-for-the-idle-episode-test-0123456789"
-TOKENS = {"alice": "tok-alice-idle", "bob": "tok-bob-idle"}
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    env: dict[str, str | None] = {
-        "ASSISTANT_DEV_TOKENS": ",".join(f"{t}={u}" for u, t in TOKENS.items()),
-        "ASSISTANT_ADMIN_TOKEN": ADMIN,
-        "ASSISTANT_JWT_SECRET": None,
-    }
-    workdir: Path = tmp_path_factory.mktemp("idle-episodes")
-    with DevServer(workdir=workdir, auth=True, env=env) as running:
-        yield running
-
-
-def client_for(server: DevServer, token: str):  # type: ignore[no-untyped-def]
-    return get_client(url=server.url, api_key=None, headers={"Authorization": f"Bearer {token}"})
 
 
 async def say(client, thread_id: str, text: str) -> dict:  # type: ignore[no-untyped-def]
@@ -43,9 +25,11 @@ async def say(client, thread_id: str, text: str) -> dict:  # type: ignore[no-unt
 
 
 async def test_a_short_idle_thread_becomes_an_episode_recalled_elsewhere(
-    server: DevServer, monkeypatch: pytest.MonkeyPatch
+    own_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clients = [client_for(server, token) for token in (TOKENS["alice"], ADMIN, TOKENS["bob"])]
+    server = own_server("dev_tokens")
+    tokens = (DEV_TOKENS["alice"], ADMIN_TOKEN, DEV_TOKENS["bob"])
+    clients = [connect(server, token) for token in tokens]
     try:
         await check_idle_episodes(server, monkeypatch, *clients)
     finally:

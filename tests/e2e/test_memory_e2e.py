@@ -20,6 +20,7 @@ from e2e_helpers import (
     ASSISTANT_ID,
     ScriptedLog,
     StartServer,
+    connect,
     current_facts,
     new_thread,
     prompt_episodes,
@@ -239,14 +240,14 @@ RESTART_OTHER_FACTS = ["Likes green tea with jasmine in the afternoon"]
 
 
 async def test_restart_keeps_messages_summary_and_facts(
-    tmp_path: Path, start_dev_server: StartServer
+    tmp_path: Path, own_server: StartServer
 ) -> None:
     workdir = tmp_path / "restart"
     user_id = unique("restart")
     marker = unique("restart")
     context: dict[str, Any] = {"user_id": user_id, **SMALL_BUDGET}
 
-    first = start_dev_server(workdir, scripted=True)
+    first = own_server("scripted", workdir)
     async with get_client(url=first.url, api_key=None) as sdk:
         thread = await new_thread(sdk)
         for text in (
@@ -266,7 +267,7 @@ async def test_restart_keeps_messages_summary_and_facts(
     assert episodes_before[thread]["content"] == before["summary"]
     first.stop()
 
-    second = start_dev_server(workdir, scripted=True)
+    second = own_server("scripted", workdir)
     async with get_client(url=second.url, api_key=None) as sdk:
         after = await thread_values(sdk, thread)
         assert [(m["id"], m["type"], m["content"]) for m in after["messages"]] == [
@@ -294,9 +295,9 @@ MODEL_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSISTANT_MODEL")
 
 
 async def test_no_model_configured_fails_fast_with_a_clear_error(
-    tmp_path: Path, start_dev_server: StartServer
+    own_server: StartServer,
 ) -> None:
-    dev = start_dev_server(tmp_path / "unconfigured", scripted=False, env={})
+    dev = own_server("no_model")
     user_id = unique("nomodel")
     async with get_client(url=dev.url, api_key=None) as sdk:
         for attempt in range(2):  # the second run shows the server is still healthy
@@ -326,7 +327,13 @@ async def test_no_model_configured_fails_fast_with_a_clear_error(
 # --------------------------------------------------------------------------- 6. streaming
 
 
-async def test_streaming_shows_the_reply_but_not_memory_calls(
+async def test_streaming_shows_the_reply_but_not_memory_calls(quiet_server: DevServer) -> None:
+    # It reads every model call made while it streams: on `quiet`, no other test runs then.
+    async with connect(quiet_server) as client:
+        await check_streaming(quiet_server, client, ScriptedLog(quiet_server.scripted_log_path))
+
+
+async def check_streaming(
     server: DevServer, client: LangGraphClient, scripted_log: ScriptedLog
 ) -> None:
     user_id = unique("stream")

@@ -1,34 +1,35 @@
 """Real providers' behaviours end to end: `langgraph dev` with the real langchain-openai client.
 
-One server serves the unmodified graph (no scripted model) with OPENAI_BASE_URL pointing
-at the stub OpenAI-compatible server of ``tests/stub_openai.py``. Each test registers its
-own model name on the stub, in the mode it studies, and sends it as the run's
-``context.model``, so what the server learns about one "provider" never leaks into
+The shared ``stub_provider`` server serves the unmodified graph (no scripted model) with
+OPENAI_BASE_URL pointing at the stub OpenAI-compatible server of ``tests/stub_openai.py``.
+Each test registers its own model name on the stub, in the mode it studies, and sends it as
+the run's ``context.model``, so what the server learns about one "provider" never leaks into
 another test. Everything is checked through langgraph-sdk (runs, thread state, store)
 and the `assistant` CLI.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_helpers import (
     ASSISTANT_ID,
-    PROVIDER_ENV_VARS,
-    start_server,
+    PROVIDER_KEY,
+    PROVIDER_MODEL,
+    StartServer,
+    cli_env,
+    connect,
     stored_facts,
+    unique,
     user_message,
 )
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from devserver import DevServer
@@ -36,8 +37,6 @@ from stub_openai import StubOpenAI
 
 pytestmark = pytest.mark.e2e
 
-SECRET_KEY = "sk-e2e-secret-987654321"
-DEFAULT_MODEL = "stub-default"
 REPLY = "Nice to meet you!"
 OPERATIONS = {
     "operations": [
@@ -51,48 +50,22 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAI]:
-    server = StubOpenAI().start()
-    server.add(DEFAULT_MODEL, "full", reply=REPLY, structured=OPERATIONS)
-    try:
-        yield server
-    finally:
-        server.stop()
+def stub(stub_openai: StubOpenAI) -> StubOpenAI:
+    """The stub provider, its default model answering ``REPLY`` and ``OPERATIONS``."""
+    stub_openai.add(PROVIDER_MODEL, "full", reply=REPLY, structured=OPERATIONS)
+    return stub_openai
 
 
 @pytest.fixture(scope="module")
-def server(stub: StubOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    dev = start_server(
-        tmp_path_factory.mktemp("providers"),
-        scripted=False,
-        env={
-            "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": SECRET_KEY,
-            "ASSISTANT_MODEL": DEFAULT_MODEL,
-            "ASSISTANT_MODEL_MAX_RETRIES": "0",
-            "ASSISTANT_MODEL_TIMEOUT_S": "2",
-            # Each test picks its "provider" by context.model (issue 9 lets the operator
-            # say which run settings callers may choose).
-            "ASSISTANT_RUN_SETTINGS": "user_id,model",
-        },
-    )
-    try:
-        yield dev
-    finally:
-        dev.stop()
+def provider(provider_server: DevServer, stub: StubOpenAI) -> DevServer:
+    """The shared ``stub_provider`` server, once ``stub`` knows its default model."""
+    return provider_server
 
 
 @pytest.fixture(scope="module")
-async def sdk(server: DevServer) -> AsyncIterator[LangGraphClient]:
-    client = get_client(url=server.url, api_key=None)
-    try:
+async def sdk(provider: DevServer) -> AsyncIterator[LangGraphClient]:
+    async with connect(provider) as client:
         yield client
-    finally:
-        await client.aclose()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 async def send(sdk: LangGraphClient, text: str, **context: Any) -> tuple[str, dict[str, Any]]:
@@ -109,13 +82,13 @@ async def send(sdk: LangGraphClient, text: str, **context: Any) -> tuple[str, di
     "mode", ["full", "no_json_schema", "no_named_tool_choice", "ignore_tool_choice", "no_tools"]
 )
 async def test_every_provider_that_can_answer_json_replies_and_remembers(
-    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str
 ) -> None:
     model = stub.add(unique(mode), mode, reply=REPLY, structured=OPERATIONS)
     user = unique("user")
     for turn in range(2):  # the second turn starts with what the first one learned
         _, result = await send(sdk, STATEMENT, user_id=user, model=model)
-        assert "__error__" not in result, f"{result}\n{server.log_tail()}"
+        assert "__error__" not in result, f"{result}\n{provider.log_tail()}"
         assert result["messages"][-1]["content"] == REPLY
         assert result["metrics"]["extraction"] == "done"
         contents = [fact["content"] for fact in await stored_facts(sdk, user)]
@@ -153,7 +126,7 @@ async def test_a_question_makes_no_extraction_call(sdk: LangGraphClient, stub: S
     ],
 )
 async def test_a_failing_provider_fails_the_run_with_a_readable_error(
-    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str, expected: str
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI, mode: str, expected: str
 ) -> None:
     model = unique(mode)
     if mode in ("bad_key", "slow"):
@@ -172,15 +145,14 @@ async def test_a_failing_provider_fails_the_run_with_a_readable_error(
     assert error["error"] == "ModelProviderError"
     assert expected in error["message"]
     assert "internal error" not in error["message"]
-    assert SECRET_KEY not in error["message"]
+    assert PROVIDER_KEY not in error["message"]
 
 
 def test_the_cli_shows_the_readable_error_and_memory_warnings(
-    server: DevServer, stub: StubOpenAI
+    provider: DevServer, stub: StubOpenAI
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("ASSISTANT_URL", "ASSISTANT_TOKEN")}
-    env.update(ASSISTANT_URL=server.url, NO_COLOR="1", COLUMNS="200", PYTHONIOENCODING="utf-8")
-    default = stub.models[DEFAULT_MODEL]
+    env = cli_env(provider.url)
+    default = stub.models[PROVIDER_MODEL]
 
     default.mode = "bad_key"
     try:
@@ -195,7 +167,7 @@ def test_the_cli_shows_the_readable_error_and_memory_warnings(
     finally:
         default.mode = "full"
     assert "The run failed: The model provider at 127.0.0.1:" in failed.stderr
-    assert "refused the API key" in failed.stderr and SECRET_KEY not in failed.stderr
+    assert "refused the API key" in failed.stderr and PROVIDER_KEY not in failed.stderr
 
     default.structured = {"operations": "not a list"}  # no mechanism can give valid JSON
     try:
@@ -214,43 +186,29 @@ def test_the_cli_shows_the_readable_error_and_memory_warnings(
     assert "Memory is not being saved: extraction failed on the last" in broken.stderr
 
 
-class EnvFileServer(DevServer):
-    """A DevServer whose langgraph.json loads ``.env`` from its working directory, as ours does."""
-
-    def write_config(self) -> Path:
-        path = super().write_config()
-        config = json.loads(path.read_text(encoding="utf-8"))
-        config["env"] = ".env"
-        path.write_text(json.dumps(config, indent=2), encoding="utf-8")
-        return path
-
-
-async def test_the_shell_wins_over_a_copied_env_example(stub: StubOpenAI, tmp_path: Path) -> None:
+async def test_the_shell_wins_over_a_copied_env_example(
+    stub: StubOpenAI, own_server: StartServer, tmp_path: Path
+) -> None:
     """The issue's steps: `cp .env.example .env`, export the settings, start, chat as two users."""
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
     model = stub.add(unique("full"), "full", reply=REPLY, structured=OPERATIONS)
-    server = EnvFileServer(
-        workdir=tmp_path,
-        scripted=False,
+    server = own_server(
+        "stub_provider",
+        tmp_path,
+        env_file=".env",  # as the project's langgraph.json says
         auth=True,
         n_jobs_per_worker=10,
         env={
             "OPENAI_BASE_URL": stub.base_url,
-            "OPENAI_API_KEY": SECRET_KEY,
             "ASSISTANT_MODEL": model,
             "ASSISTANT_DEV_TOKENS": "tok-ann=ann,tok-ben=ben",
-            "ASSISTANT_JWT_SECRET": None,
-            "ASSISTANT_MODEL_MAX_RETRIES": "0",
+            "ASSISTANT_MODEL_TIMEOUT_S": None,
+            "ASSISTANT_RUN_SETTINGS": None,
         },
     )
-    with pytest.MonkeyPatch.context() as shell:
-        for name in PROVIDER_ENV_VARS:
-            shell.delenv(name, raising=False)
-        server.start()
     try:
         for token, user in (("tok-ann", "ann"), ("tok-ben", "ben")):
-            headers = {"Authorization": f"Bearer {token}"}
-            async with get_client(url=server.url, api_key=None, headers=headers) as client:
+            async with connect(server, token) as client:
                 _, result = await send(client, STATEMENT)
                 assert "__error__" not in result, f"{result}\n{server.log_tail()}"
                 assert result["messages"][-1]["content"] == REPLY
@@ -268,7 +226,7 @@ async def test_the_shell_wins_over_a_copied_env_example(stub: StubOpenAI, tmp_pa
 
 
 async def test_the_console_shows_turns_whose_memory_failed(
-    server: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI
 ) -> None:
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
@@ -286,7 +244,7 @@ async def test_the_console_shows_turns_whose_memory_failed(
         )
         try:
             page = await browser.new_page()
-            await page.goto(f"{server.url}/console?user_id={user}")
+            await page.goto(f"{provider.url}/console?user_id={user}")
             await page.click(f"button.open-thread[data-id='{thread_id}']", timeout=10_000)
             await expect(page.locator("#thread-detail")).to_contain_text(
                 "Memory extraction failed on 1 of 1 turns", timeout=10_000

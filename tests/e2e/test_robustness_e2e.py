@@ -5,23 +5,22 @@ image, an unknown role, broken settings, an impossible user id, two messages at 
 or when the model fails: the run either answers sensibly or fails with an error that
 names the problem, nothing lands in the wrong place, and the thread keeps working.
 
-Two servers, each for this module only: ``plain`` (the scripted model as is) and
-``faulty`` (ASSISTANT_SCRIPTED_FAIL_ON=FAILNOW: the model raises for any request whose
-messages contain "FAILNOW", which shows exactly which model calls saw which text).
+Two shared servers that only this module's tests use, one test at a time, since the tests
+read the whole model log: ``quiet`` (the scripted model as is) and ``faulty``
+(ASSISTANT_SCRIPTED_FAIL_ON=FAILNOW: the model raises for any request whose messages
+contain "FAILNOW", which shows exactly which model calls saw which text).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
+from e2e_helpers import ASSISTANT_ID, FAIL_MARKER, connect, unique
 from langgraph_sdk.client import LangGraphClient
 
 from assistant.context import Context
@@ -31,23 +30,6 @@ from devserver import DevServer
 from prompt_log import ScriptedLog
 
 pytestmark = pytest.mark.e2e
-
-ASSISTANT_ID = "assistant"
-"""The graph id in the langgraph.json that DevServer writes."""
-
-FAIL_MARKER = "FAILNOW"
-
-QUIET_ENV: dict[str, str | None] = {
-    # No provider settings and no auth, whatever the developer's shell exports.
-    "OPENAI_API_KEY": None,
-    "OPENAI_BASE_URL": None,
-    "ASSISTANT_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_BASE_URL": None,
-    "ASSISTANT_EMBEDDINGS_API_KEY": None,
-    "LANGSMITH_API_KEY": None,
-    "ASSISTANT_SCRIPTED_FAIL_ON": None,
-}
 
 IMAGE_BLOCK = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
 
@@ -103,10 +85,6 @@ class Served:
         return sorted(tuple(namespace) for namespace in listed["namespaces"])
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
 def prompt_bound(call: dict[str, Any], max_context_tokens: int) -> int:
     """The most a `respond` prompt may hold: the system prompt plus the message budget."""
     return TOKENS_PER_MESSAGE + count_text_tokens(call["system"]) + max_context_tokens
@@ -129,39 +107,15 @@ def summarisation_failures(server: DevServer) -> int:
     return server.log_path.read_text(encoding="utf-8").count("Summarisation failed")
 
 
-def start(workdir: Path, **env: str) -> DevServer:
-    server = DevServer(workdir=workdir, scripted=True, auth=False, env={**QUIET_ENV, **env})
-    server.start()
-    return server
-
-
 @pytest.fixture(scope="module")
-def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = start(tmp_path_factory.mktemp("robustness"))
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def faulty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = start(tmp_path_factory.mktemp("faults"), ASSISTANT_SCRIPTED_FAIL_ON=FAIL_MARKER)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-async def plain(plain_server: DevServer) -> AsyncIterator[Served]:
-    async with get_client(url=plain_server.url, api_key=None) as client:
-        yield Served(plain_server, client, ScriptedLog(plain_server.scripted_log_path))
+async def plain(quiet_server: DevServer) -> AsyncIterator[Served]:
+    async with connect(quiet_server) as client:
+        yield Served(quiet_server, client, ScriptedLog(quiet_server.scripted_log_path))
 
 
 @pytest.fixture(scope="module")
 async def faulty(faulty_server: DevServer) -> AsyncIterator[Served]:
-    async with get_client(url=faulty_server.url, api_key=None) as client:
+    async with connect(faulty_server) as client:
         yield Served(faulty_server, client, ScriptedLog(faulty_server.scripted_log_path))
 
 

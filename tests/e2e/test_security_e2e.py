@@ -1,7 +1,8 @@
 """Attacks on the served graph with custom auth on: one user against another.
 
-One `langgraph dev` serves the graph with `assistant.auth` and the scripted model, and
-accepts only HS256 JWTs signed with a test secret (no dev tokens, no admin token).
+The shared ``jwt`` server serves the graph with `assistant.auth` and the scripted model,
+and accepts only HS256 JWTs signed with a test secret (no dev tokens), and a maintenance
+token.
 Alice and Bob each hold a valid token; Bob has a thread and two stored facts. Alice
 then tries everything langgraph-sdk lets a client try against Bob: his threads, his
 runs, his memory, the namespaces around it, a spoofed identity, and a prompt that asks
@@ -23,7 +24,18 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from e2e_helpers import AttackLog, concrete, print_past_capture, response_detail, route_list
+from e2e_helpers import (
+    ASSISTANT_ID,
+    JWT_ADMIN_TOKEN,
+    JWT_SECRET,
+    SLOW_MARK,
+    AttackLog,
+    concrete,
+    connect,
+    print_past_capture,
+    response_detail,
+    route_list,
+)
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
@@ -31,37 +43,9 @@ from devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 
-ASSISTANT_ID = "assistant"
-"""The graph id in the langgraph.json that DevServer writes."""
-
-SECRET = "e2e-security-secret-0123456789-abcdefghijklmnop"
-"""The server's ASSISTANT_JWT_SECRET (at least 32 bytes, so PyJWT does not warn)."""
-
-ADMIN_TOKEN = "e2e-security-admin-token-0123456789"
-"""The maintenance token, as a deployment that runs the retention job would set one."""
-
+SECRET = JWT_SECRET
+ADMIN_TOKEN = JWT_ADMIN_TOKEN
 WRONG_SECRET = "not-the-server-secret-0123456789-abcdefghijkl"
-
-SERVER_ENV: dict[str, str | None] = {
-    "ASSISTANT_JWT_SECRET": SECRET,
-    # JWTs only, whatever the developer's shell exports.
-    "ASSISTANT_DEV_TOKENS": None,
-    "ASSISTANT_ADMIN_TOKEN": ADMIN_TOKEN,
-    "ASSISTANT_JWT_AUDIENCE": None,
-    "ASSISTANT_JWT_ISSUER": None,
-    "ASSISTANT_DEFAULT_USER": None,
-    # No provider settings: the scripted model needs none and must not find any.
-    "OPENAI_API_KEY": None,
-    "OPENAI_BASE_URL": None,
-    "ASSISTANT_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_MODEL": None,
-    "ASSISTANT_EMBEDDINGS_BASE_URL": None,
-    "ASSISTANT_EMBEDDINGS_API_KEY": None,
-    "LANGSMITH_API_KEY": None,
-}
-
-SLOW_MARK = "[slow-reply]"
-"""A user message containing this gets a reply that takes seconds (to catch a run in flight)."""
 
 BOB_SAYS = "Hi, my name is Bob and I live in Paris."
 BOB_FACTS = ["Lives in Paris", "Name is Bob"]
@@ -126,43 +110,26 @@ def bearer(value: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    workdir = tmp_path_factory.mktemp("security")
-    env = {
-        **SERVER_ENV,
-        "ASSISTANT_ROUTES_DUMP": str(workdir / "routes.json"),
-        "ASSISTANT_SCRIPTED_SLOW_ON": SLOW_MARK,
-    }
-    server = DevServer(workdir=workdir, scripted=True, auth=True, env=env)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-async def world(auth_server: DevServer) -> AsyncIterator[World]:
+async def world(jwt_server: DevServer) -> AsyncIterator[World]:
     """Alice and Bob, each with one thread; Bob has told the assistant two facts."""
-    alice = get_client(url=auth_server.url, api_key=None, headers=bearer(token("alice")))
-    bob = get_client(url=auth_server.url, api_key=None, headers=bearer(token("bob")))
+    alice, bob = connect(jwt_server, token("alice")), connect(jwt_server, token("bob"))
     clients = [alice, bob]
     try:
         bob_thread = str((await bob.threads.create())["thread_id"])
         run = await bob.runs.create(bob_thread, ASSISTANT_ID, input=user_message(BOB_SAYS))
         result = await bob.runs.join(bob_thread, run["run_id"])
-        assert isinstance(result, dict) and "__error__" not in result, auth_server.log_tail()
+        assert isinstance(result, dict) and "__error__" not in result, jwt_server.log_tail()
         alice_thread = str((await alice.threads.create())["thread_id"])
         result = await alice.runs.wait(
             alice_thread, ASSISTANT_ID, input=user_message(ALICE_SAYS), raise_error=False
         )
-        assert isinstance(result, dict) and "__error__" not in result, auth_server.log_tail()
+        assert isinstance(result, dict) and "__error__" not in result, jwt_server.log_tail()
         facts = (await bob.store.search_items(["user_facts", "bob"], limit=50))["items"]
         assert sorted(item["value"]["content"] for item in facts) == BOB_FACTS
         assert (await alice.store.search_items(["user_facts", "alice"]))["items"] == []
         messages = (await bob.threads.get_state(bob_thread))["values"]["messages"]
         yield World(
-            server=auth_server,
+            server=jwt_server,
             alice=alice,
             bob=bob,
             alice_thread=alice_thread,
