@@ -217,7 +217,8 @@ class E5Embeddings(Embeddings):
     def _futures(self, texts: list[str], *, query: bool) -> list[Future[list[float]]]:
         """One future per text: a cached vector, an embedding under way, or a new one.
 
-        The new ones are embedded together, in one model call on an embedding thread.
+        The new ones are embedded together, in one model call per model copy (a batch of
+        many, as the store embeds the facts of concurrent runs, is split over the copies).
         """
         futures: list[Future[list[float]]] = []
         new: dict[str, Future[list[float]]] = {}
@@ -234,11 +235,14 @@ class E5Embeddings(Embeddings):
             if running is mine:
                 new[text] = mine
             futures.append(running)
-        if new:
+        items = list(new.items())
+        share = -(-len(items) // self.copies)  # a large batch is split over the model copies
+        for start in range(0, len(items), share or 1):
+            part = dict(items[start : start + share])
             try:
-                self._load().submit(self._embed_now, new, query)
+                self._load().submit(self._embed_now, part, query)
             except RuntimeError as error:  # the pool is shut down: the process is exiting
-                self._settle(new, query, error)
+                self._settle(part, query, error)
                 raise
         return futures
 
