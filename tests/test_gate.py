@@ -22,6 +22,9 @@ KEPT = [
     # plans and deadlines are facts the extractor decides on
     "I need to send the quarterly report by Friday. How should I structure it?",
     "I'm moving to Berlin next week; what should I pack?",
+    "I'm flying to Tokyo on Friday, what should I pack?",
+    "我下周去日本出差，需要办签证吗？",
+    "I have a weekly call with my mother every Sunday, she lives in Leeds.",
 ]
 
 SKIPPED = [
@@ -30,6 +33,11 @@ SKIPPED = [
     "At the moment I'm stuck in traffic, can you reschedule my reminder?",
     "我现在在首尔机场，去市区怎么走最快？",
     "这会儿我在地铁上，帮我写一段通知。",
+    # an appointment in the next few days: a calendar entry, not a durable fact
+    "I have a call with my manager on Friday. Help me prepare three talking points.",
+    "I've got a dentist appointment tomorrow, any tips for staying calm?",
+    "我下周要和团队开会。帮我准备一下要点。",
+    "明天下午和客户见面，帮我写个开场白。",
     # how the assistant's own suggestion turned out
     "I just tried your miso ramen recipe. It came out too dry; what went wrong?",
     "I followed your advice on the packing list. What else for the beach?",

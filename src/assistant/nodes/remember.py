@@ -87,6 +87,15 @@ _ONE_OFF = re.compile(
 )
 """Where the user is at this moment, or how the assistant's own suggestion worked out: the
 context of a request ("I'm at the airport right now", "我刚照着你的方子做了…"), not a fact."""
+_NEAR_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)|next week|"
+    r"(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
+    r"|今天|今晚|明天|后天|这周|本周|下周|(?:周|星期|礼拜)[一二三四五六日天]",
+    re.IGNORECASE,
+)
+_APPOINTMENT = re.compile(r"\b(?:call|meeting|appointment)s?\b|开会|会议|见面", re.IGNORECASE)
+"""An appointment on a near day ("a call with my manager on Friday", "我下周要和经理开会"): an
+entry for a calendar, not a durable fact (a deadline or a trip still counts)."""
 _LASTING = re.compile(
     r"\b(?:remember|forget|live|lives|living|work|works|working|job|moved|moving|name|"
     r"allergic|prefer|like|love|hate|study|studying|learning)\b"
@@ -126,9 +135,10 @@ def worth_extracting(text: str) -> bool:
     Any other clause counts when it carries a clear fact cue ("my name", "I'm allergic",
     "remember that", "我叫", "我对…过敏") or, unless it is a request ("Help me plan my
     trip", "帮我…"), a first-person subject. A statement next to a question still counts.
-    A clause about this very moment or about how the assistant's own suggestion turned out
-    ("I'm at the airport right now", "I just tried your recipe", "我现在在机场") is the
-    context of a request and does not count, unless it names something lasting (where
+    A clause about this very moment, about an appointment in the next few days, or about
+    how the assistant's own suggestion turned out ("I'm at the airport right now", "I have
+    a call with my manager on Friday", "我下周要和经理开会", "I just tried your recipe") is
+    the context of a request and does not count, unless it names something lasting (where
     they live or work, a name, an allergy, a liking). Material to work on is left out:
     quoted text, fenced blocks, and what a request pastes after its lead-in ("Polish this
     email:" and a line break).
@@ -171,7 +181,10 @@ def worth_extracting(text: str) -> bool:
     for clause, asks in _clauses(_said_by_user(text)):
         if asks or _QUESTION.search(clause):
             continue
-        if _ONE_OFF.search(clause) and not _LASTING.search(clause):
+        one_off = _ONE_OFF.search(clause) or (
+            _APPOINTMENT.search(clause) and _NEAR_DAY.search(clause)
+        )
+        if one_off and not _LASTING.search(clause):
             continue
         if _FACT_CUE.search(clause):
             return True
