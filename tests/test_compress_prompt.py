@@ -8,7 +8,6 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
 from assistant.memory import save_memory
-from assistant.tokens import count_text_tokens
 from helpers import between
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
@@ -43,18 +42,3 @@ async def test_with_no_profile_the_summariser_is_told_so(
     for turn in range(1, 7):
         await chat(f"Topic {turn}: tell me something about rivers, lakes and seas?", context=SMALL)
     assert between(model.summary_prompts[0], "remembered") == "(none)"
-
-
-async def test_no_message_takes_more_of_the_summariser_input_than_the_summary_holds(
-    patch_model: PatchModel, chat: Chat
-) -> None:
-    model = patch_model([reply] * 20)
-    huge = "START of the story " + "and then it went on " * 400 + "THE END"
-    await chat(huge, context=SMALL)
-    for turn in range(1, 4):
-        await chat(f"Topic {turn}: tell me something about rivers, lakes and seas?", context=SMALL)
-    folded = between(model.summary_prompts[0], "new_messages")
-    first = folded.split("\nAssistant: ", 1)[0]
-    assert first.startswith("User: START of the story")
-    assert first.endswith("THE END")
-    assert count_text_tokens(first) <= SMALL.summary_max_tokens + 10

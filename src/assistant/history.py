@@ -72,15 +72,11 @@ def truncate_text(text: str, max_tokens: int, *, marker: str = "\n[…]\n") -> s
 
 
 MAX_TOKENS_PER_FOLDED_MESSAGE = 1000
-"""Each message is shortened to at most this in a transcript for the summariser."""
+"""Each message is shortened to this in a transcript for the summariser."""
 
 
-def format_transcript(
-    messages: Sequence[BaseMessage], *, max_tokens_per_message: int = MAX_TOKENS_PER_FOLDED_MESSAGE
-) -> str:
+def format_transcript(messages: Sequence[BaseMessage]) -> str:
     """Render messages as ``Role: text`` lines for the summariser, each one capped.
-
-    A message over ``max_tokens_per_message`` keeps its start and its end.
 
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> print(format_transcript([HumanMessage("I live in Hangzhou"), AIMessage("Noted!")]))
@@ -89,7 +85,7 @@ def format_transcript(
     """
     lines: list[str] = []
     for message in messages:
-        text = truncate_text(message.text.strip(), max_tokens_per_message)
+        text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
         if isinstance(message, AIMessage) and message.tool_calls:
             names = ", ".join(call["name"] for call in message.tool_calls)
             text = f"{text} [called tools: {names}]".strip()

@@ -39,11 +39,7 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if count_messages_tokens(messages) <= context.max_context_tokens:
         return {}
     start = keep_recent_start(messages, max_tokens=context.keep_recent_tokens)
-    # The summary cannot keep more of one message than its whole budget: the summariser
-    # sees the start and the end of a longer one.
-    per_message = min(context.summary_max_tokens, MAX_TOKENS_PER_FOLDED_MESSAGE)
-    end = fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS, per_message=per_message)
-    folded = messages[:end]
+    folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]
     if not folded:
         return {}
     prompt = prompts.SUMMARY_PROMPT.format(
@@ -52,7 +48,7 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         remembered="\n".join(f"- {fact['content']}" for fact in state.get("profile", []))
         or "(none)",
         summary=state.get("summary", "").strip() or "(none yet)",
-        messages=format_transcript(folded, max_tokens_per_message=per_message),
+        messages=format_transcript(folded),
     )
     try:
         model = models.get_chat_model(context.model)
@@ -93,17 +89,11 @@ async def _save_episode(state: State, runtime: Runtime[Context], summary: str) -
         logger.exception("Saving the episode of thread %s failed", thread_id)
 
 
-def fold_end(
-    messages: Sequence[BaseMessage],
-    *,
-    max_tokens: int,
-    per_message: int = MAX_TOKENS_PER_FOLDED_MESSAGE,
-) -> int:
+def fold_end(messages: Sequence[BaseMessage], *, max_tokens: int) -> int:
     """How many of the oldest ``messages`` one summarisation call can take.
 
-    All of them when they fit in ``max_tokens`` (each message counted up to
-    ``per_message``, as the transcript shortens it); otherwise the longest prefix that
-    fits and ends before a human message, so the rest is folded by the next compression
+    All of them when they fit in ``max_tokens``; otherwise the longest prefix that fits
+    and ends before a human message, so the rest is folded by the next compression
     instead of being deleted unread. At least the first turn is always taken.
     """
     total = 0
@@ -113,5 +103,5 @@ def fold_end(
             if total > max_tokens:
                 return end or index
             end = index
-        total += min(count_message_tokens(message), per_message)
+        total += min(count_message_tokens(message), MAX_TOKENS_PER_FOLDED_MESSAGE)
     return len(messages) if total <= max_tokens or not end else end
