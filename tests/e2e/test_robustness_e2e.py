@@ -601,12 +601,15 @@ async def test_the_middle_of_a_huge_message_never_reaches_the_model(faulty: Serv
         tail=" I like green tea.",
         inserts={HUGE // 2: f" {FAIL_MARKER} "},
     )
+    # A summary budget that holds the message's start as the transcript shows it (the
+    # scripted summariser keeps whole lines).
+    summary_budget = {"summary_max_tokens": 600}
 
-    values = await faulty.turn(thread, text, user_id=user)
+    values = await faulty.turn(thread, text, user_id=user, **summary_budget)
     assert values["metrics"]["extraction"] == "done"
     assert await faulty.facts(user) == ["Likes green tea", "Name is Zed"]
     assert (await faulty.messages(thread))[0]["content"] == text
 
-    values = await faulty.turn(thread, "Thanks, that is all.", user_id=user)
+    values = await faulty.turn(thread, "Thanks, that is all.", user_id=user, **summary_budget)
     assert values.get("summary", "").startswith(f"- [{marker}] My name is Zed.")
     assert len(values["messages"]) == 2
