@@ -374,8 +374,15 @@ def extraction_breakdown(measured: Measured, conversation: list[Turn]) -> None:
 def goal_check(measured: Measured) -> bool:
     rows = per_turn(measured)
     total = rows["total"][1]
+    extracts = [call for call in measured.result.model.calls if call.kind == "extract"]
+    empty = sum(1 for call in extracts if not call.operations)
+    found_nothing = (
+        f"  extraction calls that found nothing: {empty} of {len(extracts)} "
+        f"({empty / measured.turns:.3f}/turn)"
+    )
     if total <= GOAL_CALLS_PER_TURN:
         print(f"Goal ≤ {GOAL_CALLS_PER_TURN} calls/turn: {total:.3f} -> MET")
+        print(found_nothing)
         return True
     excess = total - GOAL_CALLS_PER_TURN
     extra = {kind: rows[kind][1] for kind in ("tool", "extract", "summarize")}
@@ -390,6 +397,7 @@ def goal_check(measured: Measured) -> bool:
         f"{top} dominates; to meet the goal they must fall to ≤ "
         f"{GOAL_CALLS_PER_TURN - 1:.3f}/turn together"
     )
+    print(found_nothing)
     return False
 
 

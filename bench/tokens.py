@@ -715,7 +715,7 @@ def report(results: list[RunResult], turns_run: int, context: Context) -> None:
             print(
                 f"    (ours saws between compressions: over turns {max(1, mark - 10)}-"
                 f"{min(turns_run, mark + 10)} the ratio runs {100 * min(window):.1f}%-"
-                f"{100 * max(window):.1f}%)"
+                f"{100 * max(window):.1f}%, mean {100 * sum(window) / len(window):.1f}%)"
             )
     if "ours" in by_name:
         replies = by_name["ours"].model.recorder.replies().values()

@@ -118,7 +118,10 @@ def test_out_of_the_box_a_caller_may_set_only_the_user_id() -> None:
 
 
 def test_defaults_sent_back_by_a_client_are_not_a_change() -> None:
-    check_run_context({"model": "", "max_context_tokens": 3000}, parse_run_settings(""))
+    defaults = Context()
+    check_run_context(
+        {"model": "", "max_context_tokens": defaults.max_context_tokens}, parse_run_settings("")
+    )
 
 
 def test_the_operator_allows_fields_within_bounds() -> None:

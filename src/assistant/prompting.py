@@ -64,10 +64,8 @@ def build_system_prompt(
     <BLANKLINE>
     Current time: 2026-01-02 00:00 (Friday, UTC)
     <BLANKLINE>
-    Your memory tools look up (search_memory), forget (forget_memory) and correct
-    (correct_memory) what you remember about this user. Use them when the user asks what you
-    remember, or asks you to forget or correct something; find a fact's id with
-    search_memory first. Never forget or change facts unless the user asks.
+    Use your memory tools only when the user asks what you remember, or asks you to forget
+    or correct something.
     <BLANKLINE>
     Who the user is (always true unless they say otherwise):
     <user_profile>
@@ -196,8 +194,8 @@ def fit_prompt(
     ...          for n in range(5)]
     >>> fitted = fit_prompt(persona="Be kind.", now=datetime(2026, 1, 2, tzinfo=UTC),
     ...     facts=facts, messages=[HumanMessage("hi")], max_context_tokens=100,
-    ...     max_prompt_tokens=400)
-    >>> fitted.left_out, fitted.tokens <= 400
+    ...     max_prompt_tokens=350)
+    >>> fitted.left_out, fitted.tokens <= 350
     ({'facts': 2}, True)
     """
     kept_profile, kept_facts, kept_episodes = list(profile), list(facts), list(episodes)

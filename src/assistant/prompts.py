@@ -15,10 +15,8 @@ SYSTEM_PROMPT = """{persona}
 
 Current time: {time}
 
-Your memory tools look up (search_memory), forget (forget_memory) and correct
-(correct_memory) what you remember about this user. Use them when the user asks what you
-remember, or asks you to forget or correct something; find a fact's id with
-search_memory first. Never forget or change facts unless the user asks.
+Use your memory tools only when the user asks what you remember, or asks you to forget
+or correct something.
 
 Who the user is (always true unless they say otherwise):
 <user_profile>
@@ -85,12 +83,19 @@ Rules:
 SUMMARY_PROMPT = """You keep the running summary of a long conversation between a user and
 their assistant. Fold the new messages into the existing summary.
 
-Keep, above all: who the user is, what the user really wants, their preferences,
-hard constraints, decisions made, and open tasks or promises. Keep names, numbers,
-dates and places exactly. Drop greetings and small talk. Write in the language the
-user mostly uses. Stay under about {max_tokens} tokens (about {max_words} English words
-or {max_tokens} Chinese characters); when space is short, compress older detail before
-dropping any identity fact, constraint or decision.
+Keep, above all: what the user really wants, decisions made, open tasks or promises,
+and what the user said about themselves (identity, preferences, hard constraints) that
+the remembered facts below do not already hold. Keep names, numbers, dates and places
+exactly. Drop greetings and small talk. Write in the language the user mostly uses.
+Stay under about {max_tokens} tokens (about {max_words} English words or {max_tokens}
+Chinese characters); when space is short, compress older detail before dropping any
+constraint or decision.
+
+The assistant's long-term memory already holds these facts and shows them with every
+reply, so the summary need not repeat them:
+<remembered>
+{remembered}
+</remembered>
 
 <existing_summary>
 {summary}

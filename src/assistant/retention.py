@@ -119,6 +119,7 @@ async def save_idle_episodes(
         prompt = prompts.SUMMARY_PROMPT.format(
             max_tokens=EPISODE_TOKENS,
             max_words=EPISODE_TOKENS * 3 // 4,
+            remembered="(none)",
             summary=str(values.get("summary") or "").strip() or "(none yet)",
             messages=format_transcript(messages),
         )

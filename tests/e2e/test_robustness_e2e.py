@@ -185,9 +185,12 @@ async def test_a_200k_character_message_is_capped_for_every_model_call(plain: Se
         inserts={HUGE // 2: " I live in Narnia. "},
     )
     budget = Context().max_context_tokens
+    # The scripted summariser keeps whole lines: a summary budget that holds the start of
+    # the huge message as the transcript shows it (about 500 tokens).
+    summary_budget = {"summary_max_tokens": 600}
 
     mark = plain.log.mark()
-    values = await plain.turn(thread, text, user_id=user)
+    values = await plain.turn(thread, text, user_id=user, **summary_budget)
 
     assert values["messages"][-1]["content"].startswith("[scripted]")
     # The thread keeps the whole message; only what the model is sent is shortened.
@@ -204,12 +207,14 @@ async def test_a_200k_character_message_is_capped_for_every_model_call(plain: Se
     # The next turn folds the huge message into the summary: the summariser is given a
     # capped transcript too, and the huge message leaves the thread.
     mark = plain.log.mark()
-    values = await plain.turn(thread, "Thanks, that is all for now.", user_id=user)
+    values = await plain.turn(
+        thread, "Thanks, that is all for now.", user_id=user, **summary_budget
+    )
     (summarize,) = plain.log.since(mark, "summarize")
     summary = summarize["summary"]
     assert summary.startswith(f"- [{marker}] My name is Zed."), summary[:200]
     assert "Narnia" not in summary
-    assert count_text_tokens(summary) <= Context().summary_max_tokens
+    assert count_text_tokens(summary) <= summary_budget["summary_max_tokens"]
     assert values["summary"] == summary
     assert [m["content"] for m in values["messages"]][0] == "Thanks, that is all for now."
     assert len(values["messages"]) == 2
@@ -550,12 +555,15 @@ async def test_the_middle_of_a_huge_message_never_reaches_the_model(faulty: Serv
         tail=" I like green tea.",
         inserts={HUGE // 2: f" {FAIL_MARKER} "},
     )
+    # A summary budget that holds the message's start as the transcript shows it (the
+    # scripted summariser keeps whole lines).
+    summary_budget = {"summary_max_tokens": 600}
 
-    values = await faulty.turn(thread, text, user_id=user)
+    values = await faulty.turn(thread, text, user_id=user, **summary_budget)
     assert values["metrics"]["extraction"] == "done"
     assert await faulty.facts(user) == ["Likes green tea", "Name is Zed"]
     assert (await faulty.messages(thread))[0]["content"] == text
 
-    values = await faulty.turn(thread, "Thanks, that is all.", user_id=user)
+    values = await faulty.turn(thread, "Thanks, that is all.", user_id=user, **summary_budget)
     assert values.get("summary", "").startswith(f"- [{marker}] My name is Zed.")
     assert len(values["messages"]) == 2

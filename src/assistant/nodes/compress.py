@@ -45,6 +45,8 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     prompt = prompts.SUMMARY_PROMPT.format(
         max_tokens=context.summary_max_tokens,
         max_words=context.summary_max_tokens * 3 // 4,
+        remembered="\n".join(f"- {fact['content']}" for fact in state.get("profile", []))
+        or "(none)",
         summary=state.get("summary", "").strip() or "(none yet)",
         messages=format_transcript(folded),
     )
