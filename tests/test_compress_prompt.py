@@ -30,7 +30,7 @@ async def test_the_summariser_sees_the_profile_it_need_not_repeat(
     model = patch_model([reply] * 20)
     for turn in range(1, 7):
         await chat(f"Topic {turn}: tell me something about rivers, lakes and seas?", context=SMALL)
-    [first, *_] = model.summary_prompts
+    [first, *_] = model.prompts("compress")
     assert between(first, "remembered") == "- Name is Alice"
     assert between(first, "existing_summary") == "(none yet)"
 
@@ -41,4 +41,4 @@ async def test_with_no_profile_the_summariser_is_told_so(
     model = patch_model([reply] * 20)
     for turn in range(1, 7):
         await chat(f"Topic {turn}: tell me something about rivers, lakes and seas?", context=SMALL)
-    assert between(model.summary_prompts[0], "remembered") == "(none)"
+    assert between(model.prompts("compress")[0], "remembered") == "(none)"
