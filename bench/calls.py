@@ -374,7 +374,7 @@ def extraction_breakdown(measured: Measured, conversation: list[Turn]) -> None:
 def goal_check(measured: Measured) -> bool:
     rows = per_turn(measured)
     total = rows["total"][1]
-    extracts = [call for call in measured.result.model.calls if call.kind == "extract"]
+    extracts = [call for call in measured.result.model.recorder.calls if call.kind == "extract"]
     empty = sum(1 for call in extracts if not call.operations)
     found_nothing = (
         f"  extraction calls that found nothing: {empty} of {len(extracts)} "
