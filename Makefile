@@ -49,11 +49,8 @@ typecheck-tests:
 	$(BIN)/mypy --cache-dir .mypy_cache/tests --config-file tests/mypy.ini tests/*.py examples/*.py
 typecheck-e2e:
 	$(BIN)/mypy --cache-dir .mypy_cache/e2e --config-file tests/e2e/mypy.ini tests/e2e/*.py
-# COLUMNS: xdist workers start with COLUMNS=80 when the shell has none, and the CLI's Rich
-# consoles (src/assistant/cli/render.py) keep the width they find at import, so
-# tests/test_cli.py's wide tables would wrap (its own COLUMNS=200 comes too late).
 test-run:
-	COLUMNS=200 $(BIN)/pytest -n $(WORKERS)
+	$(BIN)/pytest -n $(WORKERS)
 
 ## Rerun every benchmark and write its figures into README.md (minutes; needs the peers).
 bench: install

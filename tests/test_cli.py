@@ -189,7 +189,8 @@ def _no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No server or token from the developer's shell; wide tables so rows stay on one line."""
     monkeypatch.delenv("ASSISTANT_URL", raising=False)
     monkeypatch.delenv("ASSISTANT_TOKEN", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
+    for console in (cli.render.out, cli.render.err):  # sized when imported, so set here
+        monkeypatch.setattr(console, "width", 200)
 
 
 @pytest.fixture
