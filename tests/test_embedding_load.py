@@ -23,9 +23,12 @@ class GatedModel:
     def __init__(self, gate: threading.Event) -> None:
         self.gate = gate
         self.calls: list[tuple[str, list[str]]] = []
+        self.entered = threading.Semaphore(0)
+        """Released once for every call that reached the model (and waits for the gate)."""
 
     def _encode(self, kind: str, texts: Any) -> np.ndarray[Any, Any]:
         texts = [texts] if isinstance(texts, str) else list(texts)
+        self.entered.release()
         self.gate.wait(timeout=30)
         self.calls.append((kind, texts))
         return np.ones((len(texts), 384), dtype=np.float32)
@@ -79,7 +82,34 @@ async def test_a_large_batch_is_split_over_the_model_copies(
     gate.set()
     texts = [f"fact {number}" for number in range(5)]
     assert len(await E5Embeddings().aembed_documents(texts)) == 5
-    assert sorted(len(batch) for _, batch in model.calls) == [2, 3]
+    # The first call takes its copy's share (3 of 5) and leaves the rest to the other copy;
+    # how that rest is split depends on which thread gets to it first.
+    assert sorted(text for _, batch in model.calls for text in batch) == texts
+    assert max(len(batch) for _, batch in model.calls) == 3
+
+
+async def test_texts_queued_while_every_copy_is_busy_are_embedded_in_batches(
+    gated: tuple[GatedModel, threading.Event], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, gate = gated
+    monkeypatch.setattr(E5Embeddings, "copies", 2)
+    monkeypatch.setattr(E5Embeddings, "batch_size", 4)
+    embeddings = E5Embeddings()
+    first = [asyncio.ensure_future(embeddings.aembed_query(f"first {n}")) for n in range(2)]
+    for _ in range(2):  # both copies are busy with one text each
+        assert await asyncio.to_thread(model.entered.acquire, timeout=10)
+    queued = [asyncio.ensure_future(embeddings.aembed_query(f"later {n}")) for n in range(10)]
+    await asyncio.sleep(0)
+    gate.set()
+    vectors = await asyncio.gather(*first, *queued)
+    assert len(vectors) == 12 and all(len(vector) == 384 for vector in vectors)
+    later = [batch for _, batch in model.calls if batch[0].startswith("later")]
+    assert sorted(text for batch in later for text in batch) == sorted(
+        f"later {n}" for n in range(10)
+    )
+    assert all(len(batch) <= 4 for batch in later)
+    assert len(later) < 10, later  # batched, not one model call per text
+    assert E5Embeddings._running == {} and not E5Embeddings._pending
 
 
 async def test_a_caller_giving_up_does_not_cancel_the_embedding_others_wait_for(

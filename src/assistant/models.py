@@ -13,7 +13,7 @@ import asyncio
 import os
 import queue
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
@@ -106,8 +106,10 @@ class E5Embeddings(Embeddings):
     the server's default thread pool (which also runs the chat model's sync calls) is
     never held up waiting for a copy. A text already being embedded is not embedded a
     second time: under load many users send the same words at once ("thanks!"), and each
-    asker waits for the one embedding. Recent vectors come from an in-process cache, and
-    the async methods answer a cached text without leaving the event loop.
+    asker waits for the one embedding. Texts that arrive while the copies are busy wait
+    in one queue and are embedded in batches, which costs less a text. Recent vectors
+    come from an in-process cache, and the async methods answer a cached text without
+    leaving the event loop.
 
     >>> emb = E5Embeddings()
     >>> len(emb.embed_query("where do I live?"))
@@ -117,6 +119,11 @@ class E5Embeddings(Embeddings):
     threads = 1
     """OpenMP threads per embedding. Facts and queries are short, and a second thread
     nearly doubled the time per query on a 2-core machine with other work running."""
+
+    batch_size = 16
+    """Most texts one model call embeds. Texts that wait while every copy is busy are
+    embedded together: 18 ms a text in a batch of 16 against 25 ms alone on a 2-core
+    development machine, with identical vectors."""
 
     copies = max(1, min(4, os.cpu_count() or 1))
     """Model copies, one per core: each embeds one batch at a time with the GIL released,
@@ -162,6 +169,12 @@ class E5Embeddings(Embeddings):
     _cache: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
     _cache_size = 4096
     _running: dict[tuple[bool, str], Future[list[float]]] = {}
+    _pending: deque[tuple[bool, str]] = deque()
+    """Texts waiting for a model copy, oldest first (appended by any thread, taken by the
+    embedding threads under :attr:`_drain_lock`, which the event loop never takes)."""
+    _drain_lock = threading.Lock()
+    _busy = 0
+    """Model copies embedding right now."""
 
     def _cached(self, key: tuple[bool, str]) -> list[float] | None:
         vector = self._cache.get(key)
@@ -179,11 +192,11 @@ class E5Embeddings(Embeddings):
     def _futures(self, texts: list[str], *, query: bool) -> list[Future[list[float]]]:
         """One future per text: a cached vector, an embedding under way, or a new one.
 
-        The new ones are embedded together, in one model call per model copy (a batch of
-        many, as the store embeds the facts of concurrent runs, is split over the copies).
+        A new text joins the queue of texts to embed, and an embedding thread is asked to
+        drain it (:meth:`_drain`).
         """
         futures: list[Future[list[float]]] = []
-        new: dict[str, Future[list[float]]] = {}
+        new: list[tuple[bool, str]] = []
         for text in texts:
             key = (query, text)
             vector = self._cached(key)
@@ -192,43 +205,65 @@ class E5Embeddings(Embeddings):
                 done.set_result(vector)
                 futures.append(done)
                 continue
-            mine: Future[list[float]] = new.get(text) or Future()
+            mine: Future[list[float]] = Future()
             running = self._running.setdefault(key, mine)
             if running is mine:
-                new[text] = mine
+                self._pending.append(key)
+                new.append(key)
             futures.append(running)
-        items = list(new.items())
-        share = -(-len(items) // self.copies)  # a large batch is split over the model copies
-        for start in range(0, len(items), share or 1):
-            part = dict(items[start : start + share])
+        for _ in range(min(len(new), self.copies)):
             try:
-                self._load().submit(self._embed_now, part, query)
+                self._load().submit(self._drain)
             except RuntimeError as error:  # the pool is shut down: the process is exiting
-                self._settle(part, query, error)
+                self._settle(new, error)
                 raise
         return futures
 
-    def _embed_now(self, new: dict[str, Future[list[float]]], query: bool) -> None:
-        """Embed ``new``'s texts in one call and settle their futures (embedding thread)."""
-        texts = list(new)
+    def _drain(self) -> None:
+        """Embed queued texts until none is left (embedding thread).
+
+        Each model call takes this copy's share of what waits: the queue split over the
+        copies not busy, at most :attr:`batch_size`. A large batch is so split over the
+        copies, and texts queued by many concurrent requests are embedded together.
+        """
+        while True:
+            with self._drain_lock:
+                free = max(1, self.copies - self._busy)
+                share = min(self.batch_size, -(-len(self._pending) // free))
+                taken = [self._pending.popleft() for _ in range(share)]
+                if not taken:
+                    return
+                self._busy += 1
+            try:
+                for query in (True, False):
+                    texts = [text for kind, text in taken if kind is query]
+                    if texts:
+                        self._embed_now(texts, query)
+            finally:
+                with self._drain_lock:
+                    self._busy -= 1
+
+    def _embed_now(self, texts: list[str], query: bool) -> None:
+        """Embed ``texts`` in one call and settle their futures (embedding thread)."""
+        keys = [(query, text) for text in texts]
         try:
             with self._model() as model:
                 rows: Any = model.query(texts) if query else model.passage(texts)
             vectors = [[float(x) for x in row] for row in rows.reshape(len(texts), -1)]
         except BaseException as error:  # every waiter gets it (and nothing stays "running")
-            self._settle(new, query, error)
+            self._settle(keys, error)
             return
-        for text, vector in zip(texts, vectors, strict=True):
-            self._remember((query, text), vector)  # cached before it stops being "running"
-            self._running.pop((query, text), None)
-            new[text].set_result(vector)
+        for key, vector in zip(keys, vectors, strict=True):
+            self._remember(key, vector)  # cached before it stops being "running"
+            future = self._running.pop(key, None)
+            if future is not None:
+                future.set_result(vector)
 
-    def _settle(
-        self, new: dict[str, Future[list[float]]], query: bool, error: BaseException
-    ) -> None:
-        for text, future in new.items():
-            self._running.pop((query, text), None)
-            future.set_exception(error)
+    def _settle(self, keys: list[tuple[bool, str]], error: BaseException) -> None:
+        for key in keys:
+            future = self._running.pop(key, None)
+            if future is not None:
+                future.set_exception(error)
 
     def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         return [list(future.result()) for future in self._futures(texts, query=query)]
