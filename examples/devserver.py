@@ -41,6 +41,7 @@ _model = ScriptedChatModel(
     log_path=os.environ.get("ASSISTANT_SCRIPTED_LOG") or None,
     fail_on=os.environ.get("ASSISTANT_SCRIPTED_FAIL_ON") or None,
     slow_on=os.environ.get("ASSISTANT_SCRIPTED_SLOW_ON") or None,
+    keep_calls=False,
 )
 models.get_chat_model = lambda model="": _model
 

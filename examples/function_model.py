@@ -109,6 +109,9 @@ class FunctionChatModel(BaseChatModel):
     """Computes each answer from the call's messages and :class:`CallInfo`."""
     calls: list[ModelCall] = Field(default_factory=list)
     """Every call, oldest first: plain, streamed and structured alike."""
+    keep_calls: bool = True
+    """Keep each call in :attr:`calls`. A long-running server sets False: nothing reads
+    them there, and they would grow without bound (and slow its garbage collector)."""
 
     @property
     def _llm_type(self) -> str:
@@ -145,7 +148,8 @@ class FunctionChatModel(BaseChatModel):
             **info,
         )
         call = ModelCall(messages=list(messages), info=call_info)
-        self.calls.append(call)
+        if self.keep_calls:
+            self.calls.append(call)
         return call
 
     def _answer(self, call: ModelCall) -> Reply:

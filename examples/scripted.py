@@ -381,16 +381,22 @@ class ScriptedRules:
 
 
 def ScriptedChatModel(
-    *, log_path: str | None = None, fail_on: str | None = None, slow_on: str | None = None
+    *,
+    log_path: str | None = None,
+    fail_on: str | None = None,
+    slow_on: str | None = None,
+    keep_calls: bool = True,
 ) -> FunctionChatModel:
     """The scripted model: the one fake chat model answering by :class:`ScriptedRules`.
 
-    Named like the class it replaced, so that servers and tests build it as before.
+    Named like the class it replaced, so that servers and tests build it as before. A
+    server passes ``keep_calls=False`` (it logs each call to ``log_path`` instead).
 
     >>> model = ScriptedChatModel()
     >>> model.invoke("hello").text.startswith("[scripted]")
     True
     """
     return FunctionChatModel(
-        function=ScriptedRules(log_path=log_path, fail_on=fail_on, slow_on=slow_on)
+        function=ScriptedRules(log_path=log_path, fail_on=fail_on, slow_on=slow_on),
+        keep_calls=keep_calls,
     )
