@@ -30,6 +30,7 @@ def test_env_example_names_every_setting_the_assistant_reads() -> None:
         *settings.AUTH_ENV,
         *settings.STORAGE_ENV,
         *settings.CLIENT_ENV,
+        *settings.PROCESS_ENV,
     }
     assert ours - set(settings.SERVER_ENV) - documented == set()
 

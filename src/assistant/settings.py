@@ -17,6 +17,7 @@ Groups and their variables (see ``.env.example`` for each one's meaning):
         ASSISTANT_ADMIN_TOKEN, ASSISTANT_RUN_SETTINGS, ASSISTANT_CORS_ORIGINS,
         ASSISTANT_ALLOWED_HOSTS.
     storage (`STORAGE_ENV`): POSTGRES_URI, ASSISTANT_POSTGRES_DIR.
+    process (`PROCESS_ENV`): ASSISTANT_GC_THRESHOLD, how the server's garbage collector runs.
     client (`CLIENT_ENV`): ASSISTANT_URL, ASSISTANT_TOKEN, for the command-line tools.
     server (`SERVER_ENV`): what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
         LANGSERVE_GRAPHS (this process is the server), LANGSMITH_LANGGRAPH_API_VARIANT
@@ -46,6 +47,8 @@ __all__ = [
     "EmbeddingSettings",
     "MODEL_ENV",
     "ModelSettings",
+    "PROCESS_ENV",
+    "ProcessSettings",
     "SERVER_ENV",
     "STORAGE_ENV",
     "STUDIO_ORIGIN",
@@ -56,6 +59,7 @@ __all__ = [
     "get_client_settings",
     "get_embedding_settings",
     "get_model_settings",
+    "get_process_settings",
     "get_server_settings",
     "get_storage_settings",
     "log_settings",
@@ -377,6 +381,36 @@ def get_server_settings(env: _Env) -> ServerSettings:
         storage_label=env.text("ASSISTANT_STORAGE"),
         platform_database=env.text("DATABASE_URI"),
     )
+
+
+# --------------------------------------------------------------------------- the server process
+
+PROCESS_ENV = ("ASSISTANT_GC_THRESHOLD",)
+
+DEFAULT_GC_THRESHOLD = 10_000
+"""New container objects between two young-generation collections on the server (Python's
+own default is 700)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessSettings:
+    """How the assistant tunes the server process that runs it (`assistant.process`)."""
+
+    gc_threshold: int | None = DEFAULT_GC_THRESHOLD
+    """The garbage collector's first threshold; None leaves the collector as Python set it."""
+
+
+@_cached(PROCESS_ENV)
+def get_process_settings(env: _Env) -> ProcessSettings:
+    """The server process's settings (`PROCESS_ENV`); ``off`` keeps Python's collector as is."""
+    if env.text("ASSISTANT_GC_THRESHOLD").lower() == "off":
+        return ProcessSettings(gc_threshold=None)
+    threshold = env.whole(
+        "ASSISTANT_GC_THRESHOLD", DEFAULT_GC_THRESHOLD, what="whole number, or off"
+    )
+    if threshold < 1:
+        raise ValueError(f"ASSISTANT_GC_THRESHOLD must be at least 1, or off, got {threshold}")
+    return ProcessSettings(gc_threshold=threshold)
 
 
 def custom_auth_configured() -> bool:
