@@ -8,6 +8,7 @@ end to end in ``tests/e2e/test_security_e2e.py``.
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 import jwt
@@ -308,3 +309,32 @@ def test_a_jwt_secret_shorter_than_32_bytes_refuses_every_token() -> None:
     short = AuthSettings(jwt_secret="too-short")
     detail = refused(bearer(token(sub="alice")), short)
     assert "ASSISTANT_JWT_SECRET must be at least 32 bytes" in detail
+
+
+class _User:
+    identity = "alice"
+    display_name = "alice"
+    is_authenticated = True
+    permissions = ("memory:own",)
+
+
+@pytest.mark.parametrize(
+    ("assistant_id", "prefetched"),
+    [("assistant", True), ("echo", False), (str(uuid.uuid4()), True)],
+)
+async def test_a_run_of_this_graph_starts_embedding_its_query_when_created(
+    assistant_id: str, prefetched: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query is embedded while the run queues; runs of the server's other graphs are left."""
+    from assistant import auth as auth_module
+
+    monkeypatch.setenv("LANGSERVE_GRAPHS", '{"assistant": "a.py:graph", "echo": "e.py:graph"}')
+    seen: list[Any] = []
+    monkeypatch.setattr(auth_module, "prefetch_query", seen.append)
+    run_input = {"messages": [{"role": "user", "content": "Where do I live?"}]}
+    value: Any = {"assistant_id": assistant_id, "kwargs": {"input": run_input}}
+    ctx = Auth.types.AuthContext(
+        permissions=["memory:own"], user=_User(), resource="threads", action="create_run"
+    )
+    assert await auth_module.on_run_create(ctx, value) == {"owner": "alice"}
+    assert seen == ([run_input] if prefetched else [])

@@ -170,3 +170,40 @@ async def test_a_search_over_no_facts_does_not_embed_the_query() -> None:
     await memory.save_memory(store, "alice", "Lives in Hangzhou")
     assert [item.value["content"] for item in await memory.recall(store, "alice", "home", limit=5)]
     assert embeddings.queries[-1] == "home"
+
+
+async def test_a_run_s_query_is_embedded_before_recall_asks_for_it(
+    gated: tuple[GatedModel, threading.Event],
+) -> None:
+    from assistant.nodes.recall import prefetch_query
+
+    model, gate = gated
+    gate.set()
+    prefetch_query({"messages": [{"role": "user", "content": "Where do I live?"}]})
+    assert await asyncio.to_thread(model.entered.acquire, timeout=10)  # embedding under way
+    vector = await E5Embeddings().aembed_query("Where do I live?")
+    assert len(vector) == 384
+    assert model.calls == [("query", ["Where do I live?"])]  # once: recall found it
+
+
+@pytest.mark.parametrize(
+    "run_input",
+    [
+        None,
+        {"messages": []},
+        {"messages": [{"role": "assistant", "content": "Hello"}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]},
+        {"messages": [{"role": "user", "content": "   "}]},
+        {"messages": "Where do I live?"},
+    ],
+)
+async def test_only_a_plain_user_message_is_prefetched(
+    gated: tuple[GatedModel, threading.Event], run_input: Any
+) -> None:
+    from assistant.nodes.recall import prefetch_query
+
+    model, gate = gated
+    gate.set()
+    prefetch_query(run_input)
+    await asyncio.sleep(0.05)
+    assert model.calls == [] and E5Embeddings._running == {}

@@ -54,8 +54,9 @@ from assistant.memory import (
     is_users_own_namespace,
     validate_user_id,
 )
+from assistant.nodes.recall import prefetch_query
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
-from assistant.settings import AuthSettings, get_auth_settings
+from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
 
 logger = logging.getLogger(__name__)
 
@@ -222,9 +223,13 @@ async def on_run_create(
 
     The run is stamped with its owner. Its input may carry only ``messages``, a command
     only ``resume``, and its context only the settings the operator lets callers choose
-    (`assistant.policy`); anything else is refused with a 4xx naming the field.
+    (`assistant.policy`); anything else is refused with a 4xx naming the field. The
+    query `recall` will search with starts embedding now (`prefetch_query`).
     """
-    check_run_request(value.get("kwargs") or {}, admin=_is_admin(ctx))
+    kwargs = value.get("kwargs") or {}
+    check_run_request(kwargs, admin=_is_admin(ctx))
+    if not names_another_graph(value.get("assistant_id")):
+        prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
     return _stamp_owner(ctx, value)
 
 

@@ -8,6 +8,7 @@ __all__ = [
     "ADMIN_IDENTITY",
     "ADMIN_PERMISSION",
     "CONSOLE_PATH",
+    "GRAPH_ID",
     "HEALTH_PATHS",
     "OWNER_KEY",
     "USER_PERMISSION",
@@ -15,6 +16,9 @@ __all__ = [
 
 CONSOLE_PATH = "/console"
 """Where the memory console page is served."""
+
+GRAPH_ID = "assistant"
+"""The id langgraph.json gives the graph: the assistant the command line talks to."""
 
 HEALTH_PATHS = frozenset({"/ok", "/"})
 """The operator's health checks: answered to anyone, they say only that the server is up."""

@@ -296,6 +296,16 @@ class E5Embeddings(Embeddings):
         """:meth:`embed_query` without blocking the event loop."""
         return (await self._aembed([text], query=True))[0]
 
+    def prefetch_query(self, text: str) -> None:
+        """Start embedding ``text`` as a query and return at once.
+
+        A later :meth:`aembed_query` of the same text finds it cached or under way. A
+        failure is not raised here: the later call embeds the text again and raises.
+        """
+        if self._cached((True, text)) is None:
+            with suppress(RuntimeError):  # the pool is shut down: the process is exiting
+                self._futures([text], query=True)
+
 
 @cache
 def get_embeddings() -> Embeddings:

@@ -30,13 +30,17 @@ True
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
+
+from assistant.constants import GRAPH_ID
 
 __all__ = [
     "AUTH_ENV",
@@ -60,6 +64,7 @@ __all__ = [
     "get_embedding_settings",
     "get_model_settings",
     "get_process_settings",
+    "names_another_graph",
     "get_server_settings",
     "get_storage_settings",
     "log_settings",
@@ -357,6 +362,8 @@ class ServerSettings:
     """langgraph.json names an ``auth`` handler, so the server runs it."""
     on_server: bool = False
     """This process is the server (it lists its graphs in LANGSERVE_GRAPHS)."""
+    graph_ids: frozenset[str] = frozenset()
+    """The ids of the graphs the server serves (LANGSERVE_GRAPHS' keys)."""
     local_dev: bool = False
     """The server is `langgraph dev`."""
     runs_at_once: str = ""
@@ -372,9 +379,14 @@ class ServerSettings:
 @_cached(SERVER_ENV)
 def get_server_settings(env: _Env) -> ServerSettings:
     """What the server set (`SERVER_ENV`)."""
+    try:
+        graphs = json.loads(env.text("LANGSERVE_GRAPHS", "{}"))
+    except ValueError:
+        graphs = {}
     return ServerSettings(
         custom_auth=bool(env.text("LANGGRAPH_AUTH")),
         on_server=bool(env.text("LANGSERVE_GRAPHS")),
+        graph_ids=frozenset(graphs) if isinstance(graphs, dict) else frozenset(),
         local_dev=env.text("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev",
         runs_at_once=env.text("N_JOBS_PER_WORKER"),
         custom_store='"path"' in env.text("LANGGRAPH_STORE"),
@@ -421,6 +433,30 @@ def custom_auth_configured() -> bool:
 def running_on_server() -> bool:
     """Whether this process is LangGraph Server."""
     return get_server_settings().on_server
+
+
+GRAPH_ASSISTANT_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+"""The server names each graph's default assistant ``uuid5(this, graph_id)``
+(``langgraph_api.graph.NAMESPACE_GRAPH``)."""
+
+
+def names_another_graph(assistant_id: object) -> bool:
+    """Whether a run's ``assistant_id`` is a graph the server serves beside this one.
+
+    A run names a graph by its id or by its default assistant's UUID; an assistant made
+    from a graph by hand has some other UUID, which could be of either graph.
+
+    >>> os.environ["LANGSERVE_GRAPHS"] = '{"assistant": "a.py:graph", "echo": "e.py:graph"}'
+    >>> echo = uuid.uuid5(GRAPH_ASSISTANT_NAMESPACE, "echo")
+    >>> names_another_graph("echo"), names_another_graph(echo), names_another_graph("assistant")
+    (True, True, False)
+    >>> del os.environ["LANGSERVE_GRAPHS"]
+    """
+    others = get_server_settings().graph_ids - {GRAPH_ID}
+    name = str(assistant_id)
+    return name in others or name in {
+        str(uuid.uuid5(GRAPH_ASSISTANT_NAMESPACE, other)) for other in others
+    }
 
 
 # --------------------------------------------------------------------------- command-line tools

@@ -11,10 +11,9 @@ from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import APIConnectionError
 
 from assistant.cli.render import err, escape_markup, message_text
-from assistant.constants import OWNER_KEY
+from assistant.constants import GRAPH_ID, OWNER_KEY
 from assistant.settings import get_client_settings
 
-ASSISTANT_ID = "assistant"
 """The graph id in langgraph.json."""
 
 CLIENT_HEADERS = {"x-assistant-client": "cli", "user-agent": "assistant-cli"}
@@ -241,7 +240,7 @@ class Server:
             context = {"user_id": self.connection.user}
         parts = self.sdk.runs.stream(
             thread_id,
-            ASSISTANT_ID,
+            GRAPH_ID,
             input=message,
             context=context,
             stream_mode="messages-tuple",
