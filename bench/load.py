@@ -8,7 +8,10 @@ What it measures
     ``--turns`` turns one after another (each `runs.wait` waits for the previous one);
     the users run concurrently. The echo graph gets the same users x turns pattern on
     fresh threads, in the same server process, just before the assistant. Each pair of
-    phases runs ``--rounds`` times (default 2: the second round is warm).
+    phases runs ``--rounds`` times (default 2: the second round is warm). A phase's
+    threads (and so its runs and checkpoints) are deleted when it ends, so that no phase
+    pays for another's records: the dev runtime scans every thread and run it holds when
+    it creates or joins a run. What the assistant stored stays in the store.
 
     Turns are bilingual and carry per-user personal facts ("My name is …", "I live in …",
     "我叫…", "我住在…", "我对…过敏", …) that the scripted model extracts. With ``--auth``
@@ -318,6 +321,15 @@ async def run_phase(
         if cpu_before is not None and cpu_after is not None:
             phase.server_cpu_s = cpu_after - cpu_before
         phase.model_calls = count_model_calls(server.scripted_log_path, log_mark)
+    # The dev runtime scans every thread and run it holds on each new run: leftovers of
+    # earlier phases would slow whichever phase comes later. Each phase starts with none
+    # (the assistant's memories live in the store and stay).
+    await asyncio.gather(
+        *(
+            clients[u.user_id].threads.delete(str(t["thread_id"]))
+            for u, t in zip(users, threads, strict=True)
+        )
+    )
 
 
 def count_lines(path: Path) -> int:
@@ -614,6 +626,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--rounds", type=int, default=2, help="echo+assistant rounds (2)")
     parser.add_argument(
+        "--storage",
+        choices=("postgres", "memory"),
+        default="memory",
+        help="where the server keeps threads, checkpoints and the store (memory)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=900.0, help="overall limit in seconds (900)"
     )
     parser.add_argument("--workdir", type=Path, help="server working directory (a temp dir)")
@@ -641,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
         auth=args.auth,
         n_jobs_per_worker=args.jobs,
         env=env,
+        storage=args.storage,
         startup_timeout_s=min(180.0, args.timeout),
     )
     print(

@@ -62,7 +62,7 @@ from unittest import mock
 import numpy as np
 
 from assistant.memory import WEIGHTS, FusionWeights, recall
-from assistant.models import get_embeddings
+from assistant.models import E5Embeddings, get_embeddings
 from assistant.tokens import is_cjk_text
 from peers import BM25Peer, LangMemPeer, Mem0Peer, NetworkGuard, OursPeer, Peer, StoreVectorPeer
 
@@ -296,6 +296,45 @@ def table(
 # --------------------------------------------------------------------------- main
 
 
+def use_kept_vectors(path: Path, texts: Sequence[tuple[bool, str]], *, write: bool) -> None:
+    """Serve ``texts`` (``(is_query, text)``) from the e5 vectors kept in ``path``.
+
+    e5's vectors differ in their last bits between processors (seen between two 2-core
+    development machines), and that is enough to reorder near-ties. The slice that CI checks reads
+    the vectors the README's figures were made with, so it tests this code, not the CPU.
+    With ``write`` they are embedded here and written to ``path`` first.
+    """
+    embeddings = get_embeddings()
+    if not isinstance(embeddings, E5Embeddings):
+        raise SystemExit("--vectors serves the bundled e5 embeddings' texts; unset the others")
+    if write:
+        vectors = [
+            embeddings.embed_query(text) if query else embeddings.embed_documents([text])[0]
+            for query, text in texts
+        ]
+        np.savez_compressed(
+            path,
+            queries=np.array([query for query, _ in texts]),
+            texts=np.array([text for _, text in texts]),
+            vectors=np.asarray(vectors, dtype=np.float32),
+        )
+    if not path.exists():
+        raise SystemExit(f"{path} does not exist: run `python bench/figures.py --only recall`")
+    kept = np.load(path)
+    found = {
+        (bool(query), str(text)): [float(x) for x in vector]
+        for query, text, vector in zip(kept["queries"], kept["texts"], kept["vectors"], strict=True)
+    }
+    missing = [text for query, text in texts if (query, text) not in found]
+    if missing:
+        raise SystemExit(
+            f"{path} has no vector for {len(missing)} texts (first: {missing[0]!r}): "
+            "run `python bench/figures.py --only recall` to write it again"
+        )
+    for key in texts:
+        embeddings._remember(key, found[key])  # the in-process cache every store reads
+
+
 async def main(args: argparse.Namespace) -> None:
     data = load_dataset(args.dataset)
     if args.users:  # a slice: the first N users and their queries
@@ -306,6 +345,11 @@ async def main(args: argparse.Namespace) -> None:
     print(summary_line(data))
     weights = WEIGHTS if args.offset is None else with_offset(WEIGHTS, args.offset)
     embeddings = get_embeddings()
+    if args.vectors is not None:
+        texts = [(False, e["content"]) for u in data["users"] for e in u["events"]]
+        use_kept_vectors(
+            args.vectors, [*texts, *((True, q["text"]) for q in queries)], write=args.write_vectors
+        )
     started = time.perf_counter()
     with NetworkGuard() as guard, mock.patch("uuid.uuid4", SeededUUIDs(args.seed)):
         # Embed every text once up front (e5's in-process cache), so that no system pays
@@ -412,6 +456,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-peers", action="store_true", help="skip mem0 and LangMem")
     parser.add_argument(
         "--no-timing", dest="timing", action="store_false", help="leave out the ms/query column"
+    )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        default=None,
+        help="read every text's e5 vector from this .npz (the slice CI checks)",
+    )
+    parser.add_argument(
+        "--write-vectors",
+        action="store_true",
+        help="with --vectors: embed the texts here and write the file first",
     )
     parser.add_argument(
         "--offset",
