@@ -154,7 +154,6 @@ def block(name: str, text: str) -> re.Match[str]:
 def regenerate(benches: list[Bench]) -> None:
     """Run every benchmark and rewrite its README block and expected slice."""
     EXPECTED.mkdir(exist_ok=True)
-    text = README.read_text(encoding="utf-8")
     sha = commit()
     for bench in benches:
         print(f"running {' '.join(bench.command)} ...", flush=True)
@@ -165,13 +164,14 @@ def regenerate(benches: list[Bench]) -> None:
             (EXPECTED / f"{bench.name}.txt").write_text(sliced, encoding="utf-8")
             attrs += f" slice={digest(sliced)}"
         shown = f"`python {' '.join(bench.command)}` at commit {sha}:\n\n```text\n{output}```\n"
+        text = README.read_text(encoding="utf-8")  # written after each, so a failure keeps the rest
         match = block(bench.name, text)
         text = (
             text[: match.start()]
             + f"<!-- bench:{bench.name}{attrs} -->\n{shown}<!-- /bench:{bench.name} -->"
             + text[match.end() :]
         )
-    README.write_text(text, encoding="utf-8")
+        README.write_text(text, encoding="utf-8")
 
 
 def check(benches: list[Bench]) -> list[str]:

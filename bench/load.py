@@ -324,12 +324,10 @@ async def run_phase(
     # The dev runtime scans every thread and run it holds on each new run: leftovers of
     # earlier phases would slow whichever phase comes later. Each phase starts with none
     # (the assistant's memories live in the store and stay).
-    await asyncio.gather(
-        *(
-            clients[u.user_id].threads.delete(str(t["thread_id"]))
-            for u, t in zip(users, threads, strict=True)
-        )
-    )
+    # One at a time: the dev runtime's thread deletion is not safe to run concurrently
+    # (with a custom checkpointer, concurrent deletes fail with IndexError in its ops).
+    for user, thread in zip(users, threads, strict=True):
+        await clients[user.user_id].threads.delete(str(thread["thread_id"]))
 
 
 def count_lines(path: Path) -> int:

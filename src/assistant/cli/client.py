@@ -14,8 +14,6 @@ from assistant.cli.render import err, escape_markup, message_text
 from assistant.constants import GRAPH_ID, OWNER_KEY
 from assistant.settings import get_client_settings
 
-"""The graph id in langgraph.json."""
-
 CLIENT_HEADERS = {"x-assistant-client": "cli", "user-agent": "assistant-cli"}
 """Sent with every request; the audit trail records memory API changes as ``via="api"``."""
 
