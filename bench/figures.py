@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 EXPECTED = ROOT / "bench" / "expected"
+OUTPUTS = (":(exclude)README.md", ":(exclude)bench/expected")
+"""What this command writes, as git pathspecs that leave it out."""
 
 VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+|ingest \(s|network attempts:)")
 """Lines that vary between runs of a deterministic benchmark (timings, progress)."""
@@ -129,12 +131,16 @@ def digest(text: str) -> str:
 
 
 def commit() -> str:
-    """The current commit, marked ``+changes`` when the tree has uncommitted edits."""
+    """The current commit, marked ``+changes`` when the tree has uncommitted edits.
+
+    What this command writes itself (the README and ``bench/expected/``) does not count,
+    so a second run before those are committed still names the commit the code is at.
+    """
     sha = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *OUTPUTS],
         cwd=ROOT,
         capture_output=True,
         text=True,
