@@ -16,7 +16,12 @@ import pytest
 from langgraph_sdk import Auth
 
 from assistant.auth import authenticate_token
-from assistant.settings import AUTH_ENV, AuthSettings, get_auth_settings
+from assistant.settings import (
+    AUTH_ENV,
+    GRAPH_ASSISTANT_NAMESPACE,
+    AuthSettings,
+    get_auth_settings,
+)
 
 SECRET = "unit-test-secret-0123456789-abcdefghijklmnop"
 """At least 32 bytes: PyJWT warns about shorter HS256 keys, and warnings are errors here."""
@@ -320,7 +325,12 @@ class _User:
 
 @pytest.mark.parametrize(
     ("assistant_id", "prefetched"),
-    [("assistant", True), ("echo", False), (str(uuid.uuid4()), True)],
+    [
+        ("assistant", True),
+        ("echo", False),
+        (str(uuid.uuid5(GRAPH_ASSISTANT_NAMESPACE, "echo")), False),  # echo's default assistant
+        ("0b8e5f4e-1c1e-4c55-9a63-6a1f0e2a9d11", True),  # an assistant made by hand
+    ],
 )
 async def test_a_run_of_this_graph_starts_embedding_its_query_when_created(
     assistant_id: str, prefetched: bool, monkeypatch: pytest.MonkeyPatch
@@ -333,8 +343,9 @@ async def test_a_run_of_this_graph_starts_embedding_its_query_when_created(
     monkeypatch.setattr(auth_module, "prefetch_query", seen.append)
     run_input = {"messages": [{"role": "user", "content": "Where do I live?"}]}
     value: Any = {"assistant_id": assistant_id, "kwargs": {"input": run_input}}
+    user: Any = _User()
     ctx = Auth.types.AuthContext(
-        permissions=["memory:own"], user=_User(), resource="threads", action="create_run"
+        permissions=["memory:own"], user=user, resource="threads", action="create_run"
     )
-    assert await auth_module.on_run_create(ctx, value) == {"owner": "alice"}
+    assert await auth_module.on_run_create(ctx=ctx, value=value) == {"owner": "alice"}
     assert seen == ([run_input] if prefetched else [])
