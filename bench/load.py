@@ -63,7 +63,7 @@ from langgraph_sdk.client import LangGraphClient
 
 import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant.memory import normalize_fact
-from devserver import DevServer
+from devserver import DevServer, group_stats
 from scripted import extract_statements
 
 ECHO_GRAPH = Path(__file__).resolve().with_name("echo_graph.py")
@@ -174,17 +174,7 @@ def server_cpu_seconds(pgid: int) -> float | None:
     """User + system CPU seconds of every live process in the server's process group."""
     try:
         ticks = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:  # fields[0] is state; pgrp is field 5 of stat
-                total += int(fields[11]) + int(fields[12])
-        return total / ticks
+        return sum(int(f[11]) + int(f[12]) for _, f in group_stats(pgid)) / ticks
     except (OSError, ValueError, IndexError):
         return None
 

@@ -39,7 +39,7 @@ from assistant.memory import index as recall_index
 from assistant.memory.facts import fact_key
 from assistant.models import EMBEDDING_DIMS
 from assistant.storage import embedded_postgres, open_store, stop_embedded_postgres
-from devserver import DevServer
+from devserver import DevServer, group_stats
 
 TOPICS = ["tea", "hiking", "Python", "cats", "Chengdu", "piano", "running", "sushi", "Kyoto"]
 
@@ -62,17 +62,7 @@ def rss_mb(pid: int | str = "self") -> float:
 
 def group_rss_mb(pgid: int) -> float:
     """The resident memory of every process in process group ``pgid``, in MiB."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += rss_mb(entry.name)
-    return total
+    return sum(rss_mb(pid) for pid, _ in group_stats(pgid))
 
 
 def marks(users: int) -> set[int]:

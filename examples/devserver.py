@@ -24,7 +24,7 @@ from typing import IO, Any, Literal
 
 import assistant
 
-__all__ = ["DevServer", "free_port"]
+__all__ = ["DevServer", "free_port", "group_stats"]
 
 PACKAGE_DIR = Path(assistant.__file__).resolve().parent
 
@@ -86,6 +86,25 @@ PROVIDER_ENV = (
     "LANGSMITH_API_KEY",
 )
 """Provider settings a scripted server never inherits, so it needs no key and no network."""
+
+
+def group_stats(pgid: int) -> list[tuple[str, list[str]]]:
+    """``(pid, fields)`` of every live process in process group ``pgid`` (Linux).
+
+    ``fields`` are ``/proc/PID/stat``'s after the command name: ``fields[2]`` is the
+    group, ``fields[11]`` and ``fields[12]`` the user and system CPU ticks.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            found.append((entry.name, fields))
+    return found
 
 
 def free_port() -> int:
