@@ -15,6 +15,7 @@ says it. This module checks those decisions and carries them out, so that:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -110,6 +111,31 @@ def _pinned(operation: MemoryOperation, category: str) -> bool:
     return operation.profile if operation.profile is not None else category in PROFILE_CATEGORIES
 
 
+async def _embed_together(
+    store: BaseStore, operations: Sequence[MemoryOperation], min_confidence: float
+) -> None:
+    """Embed every text this turn may write in one call, before the writes ask one by one.
+
+    The bundled embeddings keep what they embed, so each write then finds its vector ready
+    instead of waiting for the model once per fact. A served model keeps nothing, so it
+    is left to embed as each write asks (and a failure here is left to the write).
+    """
+    from assistant.memory.index import store_embeddings
+    from assistant.models import E5Embeddings
+
+    embeddings = store_embeddings(store)
+    texts = [
+        operation.content.strip()
+        for operation in operations
+        if operation.action in ("add", "update", "supersede")
+        and operation.confidence >= min_confidence
+        and 0 < len(operation.content.strip()) <= MAX_FACT_CHARS
+    ]
+    if len(texts) > 1 and isinstance(embeddings, E5Embeddings):
+        with suppress(Exception):
+            await embeddings.aembed_documents(texts)
+
+
 async def apply_operations(
     store: BaseStore,
     user_id: str,
@@ -128,6 +154,7 @@ async def apply_operations(
     becomes an add), so a confused model cannot damage stored facts.
     """
     report = ConsolidationReport()
+    await _embed_together(store, operations, min_confidence)
     by_text = {normalize_fact(str(item.value.get("content", ""))): item for item in known}
     added_now: set[str] = set()
     touched: set[str] = set()
