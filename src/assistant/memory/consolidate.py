@@ -111,6 +111,14 @@ def _pinned(operation: MemoryOperation, category: str) -> bool:
     return operation.profile if operation.profile is not None else category in PROFILE_CATEGORIES
 
 
+def _usable_content(operation: MemoryOperation, min_confidence: float) -> str | None:
+    """The operation's content, or None when it is too unsure, empty or oversized to write."""
+    content = operation.content.strip()
+    if operation.confidence < min_confidence or not content or len(content) > MAX_FACT_CHARS:
+        return None
+    return content
+
+
 async def _embed_together(
     store: BaseStore, operations: Sequence[MemoryOperation], min_confidence: float
 ) -> None:
@@ -125,11 +133,10 @@ async def _embed_together(
 
     embeddings = store_embeddings(store)
     texts = [
-        operation.content.strip()
+        content
         for operation in operations
         if operation.action in ("add", "update", "supersede")
-        and operation.confidence >= min_confidence
-        and 0 < len(operation.content.strip()) <= MAX_FACT_CHARS
+        and (content := _usable_content(operation, min_confidence)) is not None
     ]
     if len(texts) > 1 and isinstance(embeddings, E5Embeddings):
         with suppress(Exception):
@@ -160,8 +167,8 @@ async def apply_operations(
     touched: set[str] = set()
     before: dict[str, dict[str, Any] | None] = {}
     for operation in operations:
-        content = operation.content.strip()
-        if operation.confidence < min_confidence or not content or len(content) > MAX_FACT_CHARS:
+        content = _usable_content(operation, min_confidence)
+        if content is None:
             continue
         text = normalize_fact(content)
         if text in added_now:
