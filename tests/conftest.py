@@ -261,7 +261,10 @@ Chat = Callable[..., Any]
 def chat(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Chat:
     """Send one user turn through the graph and return the final state values.
 
-    ``await chat("hi", thread_id="t1", context=Context(...), configurable={...})``
+    ``await chat("hi", thread_id="t1", context=Context(...), configurable={...})``. Without
+    a context, messages the gate is unsure about are extracted at once
+    (``extraction_hold_s=0``), so that a test of what is stored reads it right after the
+    turn; ``tests/test_holding.py`` tests holding with the default context.
     """
 
     async def send(
@@ -273,7 +276,8 @@ def chat(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Chat:
     ) -> dict[str, Any]:
         message = content if isinstance(content, HumanMessage) else HumanMessage(content=content)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, **(configurable or {})}}
-        result = await graph.ainvoke({"messages": [message]}, config, context=context or Context())
+        context = context or Context(extraction_hold_s=0)
+        result = await graph.ainvoke({"messages": [message]}, config, context=context)
         return dict(result)
 
     return send

@@ -31,6 +31,37 @@ ALICE_FACTS = {
 }
 HANGZHOU = "2" * 32
 
+ALICE_HEARD = [
+    {
+        "at": "2026-12-02T07:52:00+00:00",
+        "thread_id": "t1",
+        "message_id": "m3",
+        "excerpt": "Thanks!",
+        "outcome": "skipped",
+        "reason": "an acknowledgement",
+        "facts": [],
+    },
+    {
+        "at": "2026-12-02T07:51:00+00:00",
+        "thread_id": "t1",
+        "message_id": "m2",
+        "excerpt": "My [bold]cat[/bold] is called Mochi",
+        "outcome": "failed",
+        "reason": "The model provider timed out",
+        "facts": [],
+    },
+    {
+        "at": "2026-12-02T07:50:01+00:00",
+        "thread_id": "t1",
+        "message_id": "m1",
+        "excerpt": "I'm allergic to shellfish",
+        "outcome": "kept",
+        "reason": "added 1",
+        "facts": ["5" * 32],
+    },
+]
+"""What memory made of alice's last three messages, newest first, as ``/memory/heard`` says."""
+
 
 def _fact(value: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -80,6 +111,13 @@ class FakeServer:
     )
     threads: dict[str, dict[str, Any]] = field(default_factory=dict)
     audit: list[dict[str, Any]] = field(default_factory=list)
+    heard: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"alice": [dict(entry) for entry in ALICE_HEARD]}
+    )
+    run_metrics: dict[str, Any] = field(
+        default_factory=lambda: {"extraction": "kept", "extraction_reason": "added 1"}
+    )
+    """The metrics each run leaves in the thread, besides ``added``."""
     token: str | None = None
     reply_events: list[tuple[str, Any]] = field(default_factory=lambda: list(REPLY_EVENTS))
     requests: list[httpx.Request] = field(default_factory=list)
@@ -154,6 +192,9 @@ class FakeServer:
             return httpx.Response(200, json={"episodes": []})
         if route == "audit":
             return httpx.Response(200, json={"audit": self.audit})
+        if route == "heard":
+            limit = int(request.url.params.get("limit", "20"))
+            return httpx.Response(200, json={"heard": self.heard.get(user, [])[:limit]})
         return httpx.Response(404, json={"detail": "Not Found"})
 
     def _run(self, thread: dict[str, Any], body: dict[str, Any]) -> httpx.Response:
@@ -177,7 +218,7 @@ class FakeServer:
             ],
             "profile": pinned,
             "recalled": [],
-            "metrics": {"added": ["3" * 32]},
+            "metrics": {"added": ["3" * 32], **self.run_metrics},
         }
         return httpx.Response(
             200, headers={"content-type": "text/event-stream"}, content=_sse(self.reply_events)
@@ -213,7 +254,7 @@ def test_help_lists_every_command() -> None:
     for command in ("chat", "memories", "threads", "--url", "--token", "--user"):
         assert command in result.output
     memories = invoke("memories", "--help")
-    for command in ("list", "search", "forget", "export"):
+    for command in ("list", "heard", "search", "forget", "export"):
         assert command in memories.output
     threads = invoke("threads", "--help")
     for command in ("list", "show", "delete"):
@@ -227,6 +268,7 @@ def test_help_lists_every_command() -> None:
         ["memories", "forget"],  # what to forget is required
         ["memories", "frobnicate"],
         ["threads", "list", "--limit", "0"],
+        ["memories", "heard", "--limit", "0"],
     ],
 )
 def test_bad_arguments_are_usage_errors(server: FakeServer, args: list[str]) -> None:
@@ -385,6 +427,63 @@ def test_list_shows_superseded_history_only_with_all(server: FakeServer) -> None
     assert listings == ["false", "true"]
 
 
+def _row(output: str, text: str) -> str:
+    """The printed line that holds ``text`` (the tests' consoles are wide: one row, one line)."""
+    (line,) = [line for line in output.splitlines() if text in line]
+    return line
+
+
+def test_heard_shows_what_memory_made_of_each_message(server: FakeServer) -> None:
+    result = invoke("memories", "heard", "--user", "alice")
+    assert result.exit_code == 0, result.output
+    assert "What memory heard" in result.output
+    kept = _row(result.output, "I'm allergic to shellfish")
+    assert "2026-12-02 07:50" in kept and "kept" in kept and "added 1" in kept
+    skipped = _row(result.output, "Thanks!")
+    assert "skipped" in skipped and "an acknowledgement" in skipped
+    failed = _row(result.output, "Mochi")
+    assert "failed" in failed and "The model provider timed out" in failed
+    assert "My [bold]cat[/bold] is called Mochi" in failed, "server text is never markup"
+    lines = result.output.splitlines()
+    newest_first = [
+        next(i for i, line in enumerate(lines) if text in line)
+        for text in ("Thanks!", "Mochi", "shellfish")
+    ]
+    assert newest_first == sorted(newest_first)
+    (request,) = [r for r in server.requests if r.url.path == "/memory/heard"]
+    assert request.url.params["limit"] == "20"
+    assert request.url.params["user_id"] == "alice"
+
+
+def test_heard_takes_a_limit_and_says_when_nothing_was_heard(server: FakeServer) -> None:
+    one = invoke("memories", "heard", "--limit", "1", "--user", "alice")
+    assert one.exit_code == 0, one.output
+    assert "Thanks!" in one.output and "shellfish" not in one.output
+    assert [r.url.params["limit"] for r in server.requests if "heard" in r.url.path] == ["1"]
+    nobody = invoke("memories", "heard", "--user", "bob")
+    assert nobody.exit_code == 0, nobody.output
+    assert "Memory has heard no messages from 'bob' yet." in nobody.output
+
+
+def test_list_shows_the_last_ten_heard_after_the_facts(server: FakeServer) -> None:
+    result = invoke("memories", "list", "--user", "alice")
+    assert result.exit_code == 0, result.output
+    facts_at = result.output.index("Lives in Hangzhou")
+    heard_at = result.output.index("What memory heard")
+    assert facts_at < heard_at < result.output.index("I'm allergic to shellfish")
+    assert "kept" in _row(result.output, "I'm allergic to shellfish")
+    (request,) = [r for r in server.requests if r.url.path == "/memory/heard"]
+    assert request.url.params["limit"] == "10"
+
+
+def test_list_without_facts_still_shows_what_was_heard(server: FakeServer) -> None:
+    server.heard["bob"] = [{**ALICE_HEARD[0], "excerpt": "ok thanks"}]
+    result = invoke("memories", "list", "--user", "bob")
+    assert result.exit_code == 0, result.output
+    assert "No facts stored for 'bob' yet." in result.output
+    assert "an acknowledgement" in _row(result.output, "ok thanks")
+
+
 def test_export_writes_facts_episodes_and_audit(server: FakeServer, tmp_path: Path) -> None:
     invoke("memories", "forget", "tea", "--yes", "--user", "alice")
     target = tmp_path / "me.json"
@@ -418,6 +517,7 @@ def test_chat_streams_the_reply_and_shows_recalled_facts(server: FakeServer) -> 
     assert "operations" not in result.output and "tool output" not in result.output
     assert "recalled: Name is Alice · Lives in Hangzhou" in result.output
     assert "remembered: Likes green tea" in result.output
+    assert "memory: kept 1 fact" in result.output
     assert "Likes green tea" in result.output.split("/memories", 1)[1]
     assert "Unknown command '/nonsense'" in result.output
     (thread,) = server.threads.values()
@@ -456,6 +556,25 @@ def test_chat_continues_a_thread_and_new_starts_another(server: FakeServer) -> N
     assert first.exit_code == 0
 
 
+def test_chat_says_when_memory_skipped_the_message(server: FakeServer) -> None:
+    server.run_metrics = {"extraction": "skipped", "extraction_reason": "an acknowledgement"}
+    result = invoke("chat", "--user", "alice", input="Thanks!\n")
+    assert result.exit_code == 0, result.output
+    assert "memory: skipped (an acknowledgement)" in result.output
+    assert "memory: kept" not in result.output
+
+
+def test_chat_says_when_nothing_was_saved(server: FakeServer) -> None:
+    server.run_metrics = {"extraction": "failed", "extraction_reason": "[red]timed out[/red]"}
+    result = invoke("chat", "--user", "alice", input="I'm allergic to shellfish\n")
+    assert result.exit_code == 0, result.output
+    assert (
+        "memory: nothing was saved from this message (extraction failed: [red]timed out[/red])"
+        in result.output
+    )
+    assert "memory: kept" not in result.output and "memory: skipped" not in result.output
+
+
 # --------------------------------------------------------------------------- threads
 
 
@@ -468,6 +587,8 @@ def test_threads_show_and_delete(server: FakeServer) -> None:
     assert "you> hello there" in shown.output
     assert "assistant> [scripted] Hello Alice." in shown.output
     assert "Last turn" in shown.output
+    assert re.search(r"│ extraction\s+│ kept\s+│", shown.output)
+    assert re.search(r"│ extraction reason\s+│ added 1\s+│", shown.output)
     kept = invoke("threads", "delete", thread_id, input="n\n")
     assert f"Delete thread {thread_id}? [y/N]" in kept.output
     assert thread_id in server.threads

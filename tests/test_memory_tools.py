@@ -135,7 +135,7 @@ async def test_what_do_you_remember_lists_every_fact_and_changes_none(
     keys = await seed(store, USER, lang.facts)
     before = await snapshot(store, USER)
 
-    state = await chat(lang.ask, context=Context(user_id=USER))
+    state = await chat(lang.ask, context=Context(user_id=USER, extraction_hold_s=0))
 
     turn = this_turn(state)
     assert [(c["name"], c["args"]) for c in tool_calls(turn)] == [("search_memory", {"query": ""})]
@@ -154,7 +154,7 @@ async def test_what_do_you_remember_lists_every_fact_and_changes_none(
 async def test_what_do_you_remember_with_nothing_stored_says_so(
     scripted: FunctionChatModel, store: InMemoryStore, chat: Chat
 ) -> None:
-    state = await chat(ENGLISH.ask, context=Context(user_id=USER))
+    state = await chat(ENGLISH.ask, context=Context(user_id=USER, extraction_hold_s=0))
 
     [result] = tool_results(this_turn(state))
     assert result.text == "No facts are stored about this user."
@@ -172,7 +172,9 @@ async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail
     home, dog, drink = await seed(store, USER, lang.facts)
     before = await snapshot(store, USER)
 
-    state = await chat(lang.forget, thread_id="thread-forget", context=Context(user_id=USER))
+    state = await chat(
+        lang.forget, thread_id="thread-forget", context=Context(user_id=USER, extraction_hold_s=0)
+    )
 
     turn = this_turn(state)
     assert [c["name"] for c in tool_calls(turn)] == ["search_memory", "forget_memory"]
@@ -203,11 +205,13 @@ async def test_correction_leaves_exactly_one_current_fact_and_keeps_the_old_as_h
     """`remember` (consolidation) and `correct_memory` both act on this turn."""
     [old_dog] = await seed(store, USER, [lang.facts[1]])
 
-    state = await chat(lang.correct, thread_id="thread-correct", context=Context(user_id=USER))
+    state = await chat(
+        lang.correct, thread_id="thread-correct", context=Context(user_id=USER, extraction_hold_s=0)
+    )
 
     turn = this_turn(state)
     assert [c["name"] for c in tool_calls(turn)] == ["search_memory", "correct_memory"]
-    assert state["metrics"]["extraction"] == "done"  # consolidation ran as well
+    assert state["metrics"]["extraction"] == "kept"  # consolidation ran as well
     assert await current_facts(store, USER) == [lang.corrected]
     facts = await snapshot(store, USER)
     assert len(facts) == 2  # the new fact and the old one, nothing else
@@ -229,7 +233,9 @@ async def test_correction_in_chat_is_recorded_in_the_audit_trail(
 ) -> None:
     await seed(store, USER, [lang.facts[1]])
 
-    await chat(lang.correct, thread_id="thread-correct", context=Context(user_id=USER))
+    await chat(
+        lang.correct, thread_id="thread-correct", context=Context(user_id=USER, extraction_hold_s=0)
+    )
 
     # remember's consolidation supersedes the old fact (audited as "supersede"); the
     # correct tool then finds the new wording already current and adds nothing.
@@ -352,7 +358,9 @@ async def test_unknown_fact_id_gets_a_helpful_answer_and_changes_nothing(
         ]
     )
 
-    state = await chat("Please forget my old address", context=Context(user_id=USER))
+    state = await chat(
+        "Please forget my old address", context=Context(user_id=USER, extraction_hold_s=0)
+    )
 
     [result] = tool_results(this_turn(state))
     assert result.text == (
@@ -377,7 +385,7 @@ async def test_tool_loop_stops_after_max_rounds_with_an_answer_in_words(
     model = use_model(search_whenever_tools_are_bound)
     await seed(store, USER, ENGLISH.facts)
 
-    state = await chat(ENGLISH.ask, context=Context(user_id=USER))
+    state = await chat(ENGLISH.ask, context=Context(user_id=USER, extraction_hold_s=0))
 
     turn = this_turn(state)
     assert len(tool_calls(turn)) == MAX_TOOL_ROUNDS
@@ -400,7 +408,7 @@ async def test_tool_loop_is_bounded_even_when_the_model_ignores_unbound_tools(
     # A few calls more than the bound allows; past them the fake raises AssertionError.
     model = patch_model(itertools.repeat(call_a_tool, MAX_TOOL_ROUNDS + 3))
 
-    state = await chat(ENGLISH.ask, context=Context(user_id=USER))
+    state = await chat(ENGLISH.ask, context=Context(user_id=USER, extraction_hold_s=0))
 
     turn = this_turn(state)
     assert final_reply(turn).text == TOOL_LIMIT_REPLY  # the fake gave no words of its own

@@ -9,7 +9,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
-from assistant.memory import get_memory, save_memory
+from assistant.memory import get_memory, list_heard, save_memory
 from assistant.state import TurnMetrics, merge_metrics
 from assistant.tokens import count_messages_tokens, count_text_tokens
 from function_model import FunctionChatModel
@@ -34,7 +34,7 @@ async def test_metrics_describe_what_the_prompt_held(
     await save_memory(store, USER, "Has a cat named Mochi", category="relationship")
     model = patch_model(["Try Longjing."])
 
-    state = await chat("Which green tea should be tried first?")
+    state = await chat("Which green tea is the most famous?")
 
     metrics = state["metrics"]
     human = [m for m in state["messages"] if isinstance(m, HumanMessage)][-1]
@@ -67,30 +67,41 @@ async def test_metrics_name_the_facts_added_and_superseded(
 ) -> None:
 
     first = (await chat("I live in Hangzhou"))["metrics"]
-    assert first["extraction"] == "done"
+    assert (first["extraction"], first["extraction_reason"]) == ("kept", "added 1")
     [hangzhou] = first["added"]
     assert await contents(store, [hangzhou]) == ["Lives in Hangzhou"]
     assert first["superseded"] == first["updated"] == first["confirmed"] == []
 
     second = (await chat("I moved from Hangzhou to Chengdu"))["metrics"]
-    assert second["extraction"] == "done"
+    assert second["extraction"] == "kept"
+    assert second["extraction_reason"] == "added 1, superseded 1"
     assert second["superseded"] == [hangzhou]
     [chengdu] = second["added"]
     assert await contents(store, [chengdu]) == ["Lives in Chengdu"]
     assert second["profile_fact_ids"] == [hangzhou]  # what this turn's prompt still showed
 
     third = (await chat("thanks!"))["metrics"]
-    assert third["extraction"] == "skipped"
+    assert (third["extraction"], third["extraction_reason"]) == ("skipped", "an acknowledgement")
     assert "added" not in third and "superseded" not in third  # a new turn, a new record
     assert third["profile_fact_ids"] == [chengdu]
 
+    heard = await list_heard(store, USER)  # what the console and `assistant memories` show
+    assert [(h["excerpt"], h["outcome"], h["facts"]) for h in heard] == [
+        ("thanks!", "skipped", []),
+        ("I moved from Hangzhou to Chengdu", "kept", [chengdu, hangzhou]),
+        ("I live in Hangzhou", "kept", [hangzhou]),
+    ]
 
-async def test_extraction_is_done_even_when_nothing_durable_was_found(
+
+async def test_a_message_the_model_found_nothing_in_says_so(
     patch_model: PatchModel, chat: Chat
 ) -> None:
     patch_model(["Sounds fun."], structured=[operations_json()])
     metrics = (await chat("I think I'll just watch a film tonight"))["metrics"]
-    assert metrics["extraction"] == "done"
+    assert (metrics["extraction"], metrics["extraction_reason"]) == (
+        "nothing",
+        "no durable fact found",
+    )
     assert metrics["added"] == []
 
 

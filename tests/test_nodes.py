@@ -100,7 +100,7 @@ async def test_system_prompt_has_persona_time_and_recalled_facts(
     await save_memory(store, "default-user", "Works as a nurse", category="identity")
     model = patch_model(["Try Longjing from West Lake."])
 
-    state = await chat("Which green tea should be tried first?")
+    state = await chat("Which green tea is the most famous?")
 
     assert state["messages"][-1].text == "Try Longjing from West Lake."
     assert len(model.calls) == 1  # a question: no extraction call

@@ -113,6 +113,7 @@ async def test_a_slow_extraction_times_out_without_holding_the_reply(
 
     assert state["messages"][-1].text == "Noted."
     assert state["metrics"]["extraction"] == "failed"
+    assert state["metrics"]["extraction_reason"] == "the model did not answer within 0.05 s"
     assert "Remembering this turn failed" in caplog.text
     # The abandoned call is cancelled: letting it answer now lands nothing.
     gate.set()
@@ -122,7 +123,7 @@ async def test_a_slow_extraction_times_out_without_holding_the_reply(
 
     # The next turn, with a model that answers at once, stores the fact.
     state = await chat("I live in Hangzhou")
-    assert state["metrics"]["extraction"] == "done"
+    assert state["metrics"]["extraction"] == "kept"
     assert await stored_facts(store, USER) == ["Lives in Hangzhou"]
 
 
@@ -177,3 +178,18 @@ async def test_a_failing_summariser_removes_nothing(
     assert isinstance(state["messages"][0], HumanMessage)
     episodes = await store.asearch(("user_episodes", USER))
     assert [item.value["content"] for item in episodes] == ["Summary: topics one to six."]
+
+
+async def test_a_failing_gate_sends_the_message_to_extraction(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(text: str, **_: Any) -> None:
+        raise RuntimeError("embedder down")
+
+    monkeypatch.setattr("assistant.gate.judge", broken)
+    patch_model(["Noted."], structured=[adds_json(("Lives in Hangzhou", "location", 0.9))])
+
+    state = await chat("I live in Hangzhou")
+
+    assert state["metrics"]["extraction"] == "kept"  # the gate could not tell: the model read it
+    assert await stored_facts(store, USER) == ["Lives in Hangzhou"]

@@ -75,6 +75,10 @@ class Context:
     """Seconds `remember` waits for fact extraction before it gives up for this turn.
     The reply is never held back by it."""
 
+    extraction_hold_s: float = 300.0
+    """Seconds a message the gate is unsure about may wait to be extracted together with
+    the thread's next messages (one call for several). 0 extracts it at once."""
+
     def __post_init__(self) -> None:
         """Check every field's type and range, naming the field and the value when wrong.
 
@@ -117,6 +121,7 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
 NUMBER_RANGES: dict[str, tuple[float, float]] = {
     "min_fact_confidence": (0.0, 1.0),
     "extraction_timeout_s": (1.0, 600.0),
+    "extraction_hold_s": (0.0, 600.0),
 }
 """The range each real-valued field must lie in (an integer is accepted too)."""
 

@@ -43,7 +43,8 @@ Summary of the earlier part of this conversation:
 </summary>"""
 
 EXTRACTION_PROMPT = """You maintain the long-term memory of a personal assistant.
-Read the user's latest message and decide how it changes what you know about the user.
+Read the user's latest message (sometimes their last few, separated by blank lines) and
+decide how it changes what you know about the user.
 
 Durable facts are: identity (name, age, job), where they live, preferences and
 dislikes, hard constraints (allergies, diets, budgets, deadlines), decisions,

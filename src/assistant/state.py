@@ -52,7 +52,11 @@ class TurnMetrics(TypedDict, total=False):
     """What ``max_prompt_tokens`` left out of the prompt: episodes, facts, profile facts
     (counts), summary and message tokens. Empty when everything fitted."""
     extraction: str
-    """`skipped` (nothing durable, no model call), `done`, or `failed`."""
+    """What memory made of the message: `kept` (it changed memory), `nothing` (the model
+    found nothing new to keep), `skipped` (the gate judged it held no fact: no model call)
+    or `failed` (nothing was saved from it)."""
+    extraction_reason: str
+    """Why, in a few words: the gate's reason, what was added, or the failure."""
     added: list[str]
     """Keys of facts stored this turn."""
     updated: list[str]

@@ -14,6 +14,8 @@
   DELETE    /memory/facts/{key}             forget a fact
   GET       /memory/episodes                past conversations
   GET       /memory/audit                   deletions and corrections, newest first
+  GET       /memory/heard                   what memory made of the latest messages
+                                            (kept, nothing, skipped, failed), newest first
   ========  ==============================  ========================================
 
 With custom auth (langgraph.json sets ``enable_custom_route_auth``) the user is the
@@ -94,6 +96,9 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
+HEARD_LIMIT = 100
+"""Most outcomes ``GET /memory/heard`` returns at once."""
+
 CLIENTS = frozenset({"console", "cli"})
 """Clients that name themselves in ``x-assistant-client``, for the audit trail's ``via``."""
 
@@ -153,6 +158,18 @@ async def list_audit(request: Request) -> JSONResponse:
     return JSONResponse({"audit": await memory.list_audit(scope.store, scope.user_id)})
 
 
+async def list_heard(request: Request) -> JSONResponse:
+    """What memory made of the caller's latest messages, newest first (``?limit=``, 1-100)."""
+    scope = await _scope(request)
+    raw = request.query_params.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= HEARD_LIMIT:
+        raise HTTPException(
+            400, f"limit must be a whole number from 1 to {HEARD_LIMIT}, got {raw!r}."
+        )
+    turns = await memory.list_heard(scope.store, scope.user_id, limit=int(raw))
+    return JSONResponse({"heard": turns})
+
+
 async def console(request: Request) -> HTMLResponse:
     """The memory console page."""
     return HTMLResponse(CONSOLE_HTML)
@@ -167,6 +184,7 @@ app = Starlette(
         Route("/memory/facts/{key}", forget_fact, methods=["DELETE"]),
         Route("/memory/episodes", list_episodes, methods=["GET"]),
         Route("/memory/audit", list_audit, methods=["GET"]),
+        Route("/memory/heard", list_heard, methods=["GET"]),
     ],
     middleware=[Middleware(Guard)],
 )

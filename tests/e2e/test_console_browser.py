@@ -71,6 +71,7 @@ ABOUT_ALICE = [
     "Hi, my name is Alice and I live in Hangzhou. I'm allergic to peanuts.",
     "我喜欢喝龙井茶。",
     "我的猫叫年糕。",
+    "Thanks!",
 ]
 TRIP = [
     "I moved from Hangzhou to Chengdu.",
@@ -81,6 +82,11 @@ TRIP = [
     "Remind me to pack a raincoat and walking shoes.",
 ]
 CORRECTED = "Allergic to peanuts and shellfish"
+MARKUP = 'ok <b>thanks</b> & <img src=x onerror="document.title=1">'
+"""A message that would be markup if the page inserted it as HTML."""
+
+OUTCOME_WORDS = {"kept": "kept", "nothing": "nothing to keep", "skipped": "skipped"}
+"""How the page words an extraction outcome (a failure adds its reason, as skipped does)."""
 
 
 # --------------------------------------------------------------------------- browser
@@ -166,6 +172,21 @@ def fact_row(page: Page, text: str) -> Locator:
 async def facts_shown(page: Page) -> list[str]:
     """The facts in the table, tags and history left out."""
     return await page.locator("#facts tr[data-key] .fact-text").all_text_contents()
+
+
+def heard_row(page: Page, excerpt: str) -> Locator:
+    """The "What memory heard" row for the message that reads exactly ``excerpt``."""
+    return page.locator("#heard tr").filter(
+        has=page.locator("td.excerpt").get_by_text(excerpt, exact=True)
+    )
+
+
+def memory_words(metrics: dict[str, Any]) -> str:
+    """What the page says memory made of a turn, from the turn's metrics."""
+    outcome, reason = metrics["extraction"], metrics.get("extraction_reason", "")
+    if outcome == "failed":
+        return f"extraction FAILED: {reason}"
+    return OUTCOME_WORDS[outcome] + (f": {reason}" if outcome == "skipped" else "")
 
 
 async def sign_in(page: Page, token: str) -> None:
@@ -278,6 +299,17 @@ async def test_console_with_auth(
     await expect(moved).to_contain_text("chat · alice")
     await expect(page.locator("#audit tr")).to_have_count(3)
 
+    # What memory heard: every message alice sent, newest first, with what memory made of it.
+    heard = page.locator("#heard tr")
+    await expect(heard).to_have_count(len(ABOUT_ALICE) + len(TRIP))
+    await expect(heard.first.locator("td.excerpt")).to_have_text(TRIP[-1])
+    await expect(heard_row(page, ABOUT_ALICE[0]).locator(".outcome")).to_have_text("kept")
+    await expect(heard_row(page, TRIP[0]).locator(".outcome")).to_have_text("kept")
+    await expect(heard_row(page, "Thanks!").locator(".outcome")).to_have_text(
+        "skipped: an acknowledgement"
+    )
+    await expect(heard_row(page, "Thanks!")).to_have_attribute("data-outcome", "skipped")
+
     # The store agrees, through the SDK with alice's token.
     alice = sdk_for(dev_tokens_server, "alice")
     try:
@@ -313,10 +345,17 @@ async def test_console_with_auth(
         f"turn {number}: {m.get('prompt_tokens', 0)} prompt tokens, "
         f"{len(m.get('recalled_fact_ids', [])) + len(m.get('profile_fact_ids', []))} facts"
         + (", compressed" if m.get("compressed") else "")
+        + f", memory {memory_words(m)}"
         for number, m in enumerate(per_turn.values(), start=1)
     ]
     assert await bars.locator("title").all_text_contents() == expected
-    assert any(title.endswith(", compressed") for title in expected)
+    assert any(", compressed, memory" in title for title in expected)
+    assert expected[0].endswith(", memory kept"), "the move to Chengdu was kept"
+    outcomes = [m["extraction"] for m in per_turn.values()]
+    await expect(detail.locator(".memory-summary")).to_contain_text(
+        f"Memory per turn: kept {outcomes.count('kept')}"
+    )
+    await expect(detail.locator(".error")).to_have_count(0)
 
     # The README's picture: facts with history, the audit trail, the opened thread.
     await page.locator("#search").blur()
@@ -329,6 +368,7 @@ async def test_console_with_auth(
     await sign_in(page, "tok-mallory")
     await expect(page.locator("#error")).to_contain_text("401: Unknown token")
     await expect(page.locator("#facts tr[data-key]")).to_have_count(0)
+    await expect(page.locator("#heard tr")).to_have_count(0)
     await expect(page.locator("#thread-detail")).to_be_empty()
     await expect(page.locator("#who")).to_have_text("not signed in")
     assert "Alice" not in await page.locator("main").inner_text()
@@ -346,6 +386,8 @@ async def test_console_with_auth(
         "No past conversations summarised yet."
     )
     await expect(bob_page.locator("#audit")).to_contain_text("No deletions or corrections yet.")
+    await expect(bob_page.locator("#heard tr")).to_have_count(1)
+    await expect(heard_row(bob_page, "My name is Bob.").locator(".outcome")).to_have_text("kept")
     await bob_page.check("#show-superseded")
     await expect(bob_page.locator("#facts tr[data-key]")).to_have_count(1)
     text = await bob_page.locator("main").inner_text()
@@ -360,6 +402,7 @@ async def test_console_without_auth(browser: Browser, server: DevServer, open_ta
         alice_thread = await new_thread(sdk)
         await run_turn(server, sdk, alice_thread, ABOUT_ALICE[0], user_id="alice")
         await run_turn(server, sdk, await new_thread(sdk), "My name is Bob.", user_id="bob")
+        await run_turn(server, sdk, await new_thread(sdk), MARKUP, user_id="alice")
 
         tab = await open_tab(f"{server.url}/console?user_id=alice")
         page = tab.page
@@ -370,6 +413,13 @@ async def test_console_without_auth(browser: Browser, server: DevServer, open_ta
             "Lives in Hangzhou",
             "Name is Alice",
         ]
+
+        # What memory heard shows the message as text, never as markup.
+        await expect(page.locator("#heard tr")).to_have_count(2)
+        await expect(heard_row(page, MARKUP)).to_have_count(1)
+        await expect(page.locator("#heard b, #heard img")).to_have_count(0)
+        assert await page.title() == "Memory console · assistant"
+        await expect(heard_row(page, ABOUT_ALICE[0]).locator(".outcome")).to_have_text("kept")
 
         await fact_row(page, "Lives in Hangzhou").locator("button.forget").click()
         await expect(fact_row(page, "Lives in Hangzhou")).to_have_count(0)
@@ -388,6 +438,31 @@ async def test_console_without_auth(browser: Browser, server: DevServer, open_ta
         assert await facts_shown(bob_tab.page) == ["Name is Bob"]
         await expect(bob_tab.page.locator("#audit")).not_to_contain_text("Hangzhou")
         bob_tab.check_clean()
+
+        # A failed extraction reads as an error, with the server's reason as text.
+        failed_tab = await open_tab(f"{server.url}/console?user_id=alice")
+        failure = {
+            "at": "2026-12-02T07:50:01+00:00",
+            "thread_id": alice_thread,
+            "message_id": "m-failed",
+            "excerpt": "I'm allergic to shellfish",
+            "outcome": "failed",
+            "reason": "<b>provider</b> timed out",
+            "facts": [],
+        }
+
+        async def heard_failed(route: Route) -> None:
+            await route.fulfill(json={"heard": [failure]})
+
+        await failed_tab.page.route("**/memory/heard?*", heard_failed)
+        await failed_tab.page.reload()
+        shellfish = heard_row(failed_tab.page, "I'm allergic to shellfish")
+        await expect(shellfish.locator(".outcome")).to_have_text(
+            "failed: <b>provider</b> timed out"
+        )
+        await expect(shellfish).to_have_attribute("data-outcome", "failed")
+        await expect(shellfish.locator(".outcome")).to_have_css("color", "rgb(192, 57, 43)")
+        failed_tab.check_clean()
 
         bad_tab = await open_tab(f"{server.url}/console?user_id=not%20a%20user")
         await expect(bad_tab.page.locator("#error")).to_contain_text("400: ")

@@ -7,7 +7,8 @@ forgotten here lands in the same audit trail as one forgotten in the console::
     assistant chat                          # a new thread; /memories, /forget <text>, /quit
     assistant memories list --all           # facts, superseded ones with their history
     assistant memories forget Hangzhou      # asks first (--yes does not)
-    assistant memories export -o me.json    # facts, episodes and audit trail as JSON
+    assistant memories heard                # what memory made of your latest messages
+    assistant memories export -o me.json    # facts, episodes, audit trail and what was heard
     assistant threads list | show ID | delete ID
 
 ``--url`` and ``--token`` default to ASSISTANT_URL (http://127.0.0.1:2025) and

@@ -47,6 +47,32 @@ def best_match(server: Server, target: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- chat
 
 
+def memory_line(metrics: dict[str, Any]) -> str:
+    """What memory made of the turn's message, when it kept something or skipped it.
+
+    >>> memory_line({"extraction": "kept", "added": ["k1"]})
+    'kept 1 fact'
+    >>> memory_line({"extraction": "kept", "added": ["k1"], "superseded": ["k0"]})
+    'kept 2 facts'
+    >>> memory_line({"extraction": "skipped", "extraction_reason": "an acknowledgement"})
+    'skipped (an acknowledgement)'
+    >>> memory_line({"extraction": "nothing", "extraction_reason": "already known 1"})
+    'nothing new to keep (already known 1)'
+    >>> memory_line({"extraction": "held"})
+    'held, to be read with your next messages'
+    """
+    outcome, reason = metrics.get("extraction"), str(metrics.get("extraction_reason") or "")
+    if outcome == "kept":
+        count = sum(len(metrics.get(name) or []) for name in ("added", "updated", "superseded"))
+        return f"kept {count} fact{'' if count == 1 else 's'}"
+    if outcome == "held":
+        return "held, to be read with your next messages"
+    if outcome in ("skipped", "nothing"):
+        words = "skipped" if outcome == "skipped" else "nothing new to keep"
+        return f"{words} ({reason})" if reason else words
+    return ""
+
+
 def read_line(prompt: str) -> str:
     """One line of input after ``prompt`` (Rich markup); raises EOFError at end of input.
 
@@ -119,13 +145,15 @@ class ChatSession:
         out.print(Text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
         metrics = values.get("metrics") or {}
         if metrics.get("extraction") == "failed":
+            reason = str(metrics.get("extraction_reason") or "the server log says why")
             err.print(
                 Text(
-                    "  memory: nothing was saved from this message (extraction failed; "
-                    "the server log says why)",
+                    f"  memory: nothing was saved from this message (extraction failed: {reason})",
                     style="yellow",
                 )
             )
+        elif heard := memory_line(metrics):
+            out.print(Text(f"  memory: {heard}", style="dim"))
         messages = values.get("messages") or []
         last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
         warning = (last.get("response_metadata") or {}).get("memory_warning")

@@ -190,6 +190,13 @@ class Server:
         """The user's audit trail (deletions and corrections), newest first."""
         return list(self._memory("GET", "audit")["audit"])
 
+    def heard(self, *, limit: int = 20) -> list[dict[str, Any]]:
+        """What memory made of the user's latest messages (kept, nothing, held, skipped, failed).
+
+        Newest first, at most ``limit`` (the server takes 1 to 100).
+        """
+        return list(self._memory("GET", "heard", limit=str(limit))["heard"])
+
     # ---- threads and runs
 
     def threads(self, *, limit: int = 20) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from assistant.cli.render import (
     err,
     escape_markup,
     facts_table,
+    heard_table,
     metrics_table,
     out,
     print_messages,
@@ -55,7 +56,10 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,  # locals would include the token
     add_completion=False,
 )
-memories_app = typer.Typer(help="List, search, forget and export your facts.", no_args_is_help=True)
+memories_app = typer.Typer(
+    help="List, search, forget and export your facts; see what memory made of your messages.",
+    no_args_is_help=True,
+)
 threads_app = typer.Typer(help="List, show and delete your threads.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
 app.add_typer(threads_app, name="threads")
@@ -128,6 +132,10 @@ def chat(
     ChatSession(server=server, thread_id=thread_id).run()
 
 
+LISTED_HEARD = 10
+"""How many of the latest messages `memories list` shows after the facts."""
+
+
 @memories_app.command("list")
 def memories_list(
     ctx: typer.Context,
@@ -136,13 +144,35 @@ def memories_list(
         bool, typer.Option("--all", "-a", help="Include superseded facts, with their history.")
     ] = False,
 ) -> None:
-    """List your facts."""
+    """List your facts, then what memory made of your last 10 messages."""
     server = _server(ctx, user)
     facts = server.facts(include_superseded=all_)
-    if not facts:
+    if facts:
+        out.print(facts_table(facts, title=f"Facts about {server.user_id}", history=all_))
+    else:
         out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
+    _print_heard(server, limit=LISTED_HEARD)
+
+
+def _print_heard(server: Server, *, limit: int) -> None:
+    """What memory made of the user's latest ``limit`` messages, newest first."""
+    entries = server.heard(limit=limit)
+    if not entries:
+        out.print(f"Memory has heard no messages from {server.user_id!r} yet.", markup=False)
         return
-    out.print(facts_table(facts, title=f"Facts about {server.user_id}", history=all_))
+    out.print(heard_table(entries, title="What memory heard (newest first)"))
+
+
+@memories_app.command("heard")
+def memories_heard(
+    ctx: typer.Context,
+    user: UserOption = None,
+    limit: Annotated[
+        int, typer.Option(min=1, help="How many of your latest messages to show.")
+    ] = 20,
+) -> None:
+    """Show what memory made of your latest messages: kept, nothing to keep, skipped, failed."""
+    _print_heard(_server(ctx, user), limit=limit)
 
 
 @memories_app.command("search")
@@ -187,7 +217,7 @@ def memories_export(
         typer.Option("--output", "-o", dir_okay=False, help="Write here instead of stdout."),
     ] = None,
 ) -> None:
-    """Export your facts (superseded ones too), episodes and audit trail as JSON."""
+    """Export your facts (superseded ones too), episodes, audit trail and what was heard."""
     server = _server(ctx, user)
     export = {
         "user_id": server.user_id,
@@ -196,6 +226,7 @@ def memories_export(
         "facts": server.facts(include_superseded=True),
         "episodes": server.episodes(),
         "audit": server.audit(),
+        "heard": server.heard(limit=100),
     }
     text = json.dumps(export, ensure_ascii=False, indent=2)
     if output is None:

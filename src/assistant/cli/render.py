@@ -91,6 +91,49 @@ def threads_table(threads: list[dict[str, Any]], *, current: str | None = None) 
     return table
 
 
+OUTCOME_WORDS = {
+    "kept": "kept",
+    "nothing": "nothing to keep",
+    "held": "held for a batch",
+    "skipped": "skipped",
+    "failed": "failed",
+    "done": "extracted",
+}
+"""What memory made of a message, in words (``done`` is what older turns recorded)."""
+
+OUTCOME_STYLES = {"kept": "green", "held": "yellow", "skipped": "dim", "failed": "bold red"}
+
+
+def outcome_words(outcome: Any) -> str:
+    """An extraction outcome (see `assistant.memory.heard`) in words.
+
+    >>> outcome_words("nothing"), outcome_words("skipped"), outcome_words("new")
+    ('nothing to keep', 'skipped', 'new')
+    """
+    return OUTCOME_WORDS.get(str(outcome or ""), str(outcome or ""))
+
+
+def heard_table(entries: list[dict[str, Any]], *, title: str) -> Table:
+    """A table of what memory made of the latest messages: when, the message, outcome, why.
+
+    Every piece of text from the server is a `Text`, never markup.
+    """
+    table = Table(title=title, title_justify="left")
+    table.add_column("When (UTC)", no_wrap=True)
+    table.add_column("Message", overflow="fold")
+    table.add_column("Outcome", no_wrap=True)
+    table.add_column("Reason", overflow="fold")
+    for entry in entries:
+        outcome = str(entry.get("outcome", ""))
+        table.add_row(
+            str(entry.get("at", ""))[:16].replace("T", " "),
+            Text(str(entry.get("excerpt", ""))),
+            Text(outcome_words(outcome), style=OUTCOME_STYLES.get(outcome, "")),
+            Text(str(entry.get("reason", "")), style="dim"),
+        )
+    return table
+
+
 def print_messages(messages: list[dict[str, Any]]) -> None:
     """The thread's messages, one speaker label each; tool traffic dimmed."""
     for message in messages:
@@ -119,7 +162,8 @@ def metrics_table(metrics: dict[str, Any]) -> Table:
         ("episodes", len(metrics.get("episode_thread_ids") or [])),
         ("memory tokens", metrics.get("memory_tokens", 0)),
         ("prompt tokens", metrics.get("prompt_tokens", 0)),
-        ("extraction", metrics.get("extraction", "")),
+        ("extraction", outcome_words(metrics.get("extraction"))),
+        ("extraction reason", metrics.get("extraction_reason", "")),
         ("added", len(metrics.get("added") or [])),
         ("updated", len(metrics.get("updated") or [])),
         ("superseded", len(metrics.get("superseded") or [])),
@@ -127,7 +171,7 @@ def metrics_table(metrics: dict[str, Any]) -> Table:
         ("compressed", "yes" if metrics.get("compressed") else "no"),
     ]
     for name, value in rows:
-        table.add_row(name, str(value))
+        table.add_row(name, Text(str(value)))
     return table
 
 

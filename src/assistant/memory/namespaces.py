@@ -8,6 +8,8 @@ __all__ = [
     "AUDIT_NAMESPACE",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
+    "HEARD_NAMESPACE",
+    "HELD_NAMESPACE",
     "REVISION_NAMESPACE",
     "TURNS_NAMESPACE",
     "USER_API_NAMESPACES",
@@ -19,6 +21,8 @@ __all__ = [
     "InvalidUserIdError",
     "user_episodes_namespace",
     "user_facts_namespace",
+    "user_heard_namespace",
+    "user_held_namespace",
     "user_turns_namespace",
     "validate_user_id",
 ]
@@ -39,6 +43,13 @@ the memory routes."""
 
 TURNS_NAMESPACE = "memory_turns"
 """First label of every namespace that holds a user's unsettled turns (see `memory.turns`)."""
+
+HEARD_NAMESPACE = "memory_heard"
+"""First label of every namespace that holds what memory made of a user's last messages."""
+
+HELD_NAMESPACE = "memory_held"
+"""First label of every namespace that holds a user's messages waiting for a batched
+extraction (see `memory.held`)."""
 
 REVISION_NAMESPACE = "memory_index"
 """First label of the namespace that keeps each memory namespace's revision token."""
@@ -98,6 +109,24 @@ def user_turns_namespace(user_id: str) -> tuple[str, str]:
     ('memory_turns', 'alice')
     """
     return (TURNS_NAMESPACE, validate_user_id(user_id))
+
+
+def user_heard_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds what memory made of ``user_id``'s last messages.
+
+    >>> user_heard_namespace("alice")
+    ('memory_heard', 'alice')
+    """
+    return (HEARD_NAMESPACE, validate_user_id(user_id))
+
+
+def user_held_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds ``user_id``'s messages waiting for a batched extraction.
+
+    >>> user_held_namespace("alice")
+    ('memory_held', 'alice')
+    """
+    return (HELD_NAMESPACE, validate_user_id(user_id))
 
 
 def user_audit_namespace(user_id: str) -> tuple[str, str]:

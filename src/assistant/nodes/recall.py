@@ -11,10 +11,10 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
 
-from assistant import memory, models
+from assistant import extraction, memory, models
 from assistant.context import Context
 from assistant.history import truncate_text
-from assistant.scope import node_scope
+from assistant.scope import RunScope, node_scope
 from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
 from assistant.tokens import count_text_tokens
 
@@ -41,7 +41,8 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
 
     First it settles the thread's last memory change: if the message it came from is no
     longer in the thread (the run was rolled back), the change is undone
-    (`assistant.memory.turns`). It also resets fields a broken checkpoint holds.
+    (`assistant.memory.turns`); and it extracts what the user's other threads held for a
+    batch (`assistant.extraction`). It also resets fields a broken checkpoint holds.
     """
     scope = node_scope(runtime)
     context, user_id, store, thread_id = scope.context, scope.user_id, scope.store, scope.thread_id
@@ -56,6 +57,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
             undone = await memory.settle_turn(store, user_id, thread_id, message_ids)
             if undone:
                 logger.info("Undid %d memory changes of a rolled-back turn", len(undone))
+            await _release_other_threads(scope)
         profile = fit_profile(await memory.profile(store, user_id), context.profile_tokens)
         shown = {fact["id"] for fact in profile}
         found = await memory.recall(store, user_id, query, limit=context.recall_limit + len(shown))
@@ -89,6 +91,17 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     if not update.get("started_at", state.get("started_at")):
         update["started_at"] = datetime.now(UTC).isoformat()
     return update
+
+
+async def _release_other_threads(scope: RunScope) -> None:
+    """Extract what the user's other threads held, before this thread reads memory.
+
+    So a fact said elsewhere is never missing here. Never fails the turn.
+    """
+    try:
+        await extraction.release_held(scope, other_threads=True)
+    except Exception:
+        logger.exception("Extracting other threads' held messages failed")
 
 
 def prefetch_query(run_input: Any) -> None:

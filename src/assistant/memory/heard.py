@@ -1,0 +1,93 @@
+"""What memory made of the user's last messages: kept, nothing to keep, skipped or failed.
+
+A user who said "I'm allergic to shellfish" must be able to see whether it was kept. Each
+turn's outcome is recorded in ``("memory_heard", user_id)``, one item per thread keyed by the
+thread id, holding that thread's last `PER_THREAD` outcomes (runs on one thread never
+overlap, so the read-modify-write cannot lose an entry)::
+
+    {"turns": [{"at": "2026-...", "thread_id": "...", "message_id": "...",
+                "excerpt": "I'm allergic to shellfish", "outcome": "kept",
+                "reason": "added 1", "facts": ["<key>"]}, ...]}
+
+A message extracted in a batch gets the batch's outcome.
+
+``outcome`` is one of `OUTCOMES`. The console (``GET /memory/heard``) and ``assistant
+memories`` show the newest across threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from assistant.memory.facts import now_iso
+from assistant.memory.namespaces import user_heard_namespace
+
+__all__ = ["OUTCOMES", "PER_THREAD", "list_heard", "record_heard"]
+
+OUTCOMES = ("kept", "nothing", "held", "skipped", "failed")
+"""``kept``: the message changed memory; ``nothing``: the model found nothing new to keep;
+``held``: the gate was unsure, so the message waits to be extracted with the next ones
+(`assistant.memory.held`; its entry is replaced by the outcome then); ``skipped``: the gate
+judged it held no fact, so no model read it; ``failed``: the extraction failed (the reason
+says why) and nothing was saved from it."""
+
+PER_THREAD = 10
+"""How many of a thread's latest outcomes are kept."""
+
+EXCERPT_CHARS = 120
+"""How much of the message the record shows, so the user can recognise it."""
+
+THREADS_LISTED = 200
+"""At most this many threads' records are read for a listing."""
+
+
+def excerpt(text: str) -> str:
+    r"""The start of ``text`` on one line, cut at `EXCERPT_CHARS` with an ellipsis.
+
+    >>> excerpt("I'm allergic\nto shellfish")
+    "I'm allergic to shellfish"
+    >>> len(excerpt("x" * 500))
+    121
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "…"
+
+
+async def record_heard(
+    store: BaseStore,
+    user_id: str,
+    *,
+    thread_id: str,
+    message_id: str,
+    text: str,
+    outcome: str,
+    reason: str,
+    facts: list[str] | None = None,
+) -> dict[str, Any]:
+    """Add one turn's outcome to the thread's record and return the entry."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"Unknown {outcome=}. Expected one of {OUTCOMES}.")
+    entry: dict[str, Any] = {
+        "at": now_iso(),
+        "thread_id": thread_id,
+        "message_id": message_id,
+        "excerpt": excerpt(text),
+        "outcome": outcome,
+        "reason": reason,
+        "facts": list(facts or []),
+    }
+    namespace = user_heard_namespace(user_id)
+    current = await store.aget(namespace, thread_id)
+    turns = list(current.value.get("turns", [])) if current is not None else []
+    turns = [turn for turn in turns if turn.get("message_id") != message_id or not message_id]
+    await store.aput(namespace, thread_id, {"turns": [*turns, entry][-PER_THREAD:]}, index=False)
+    return entry
+
+
+async def list_heard(store: BaseStore, user_id: str, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The user's latest turn outcomes across threads, newest first."""
+    items = await store.asearch(user_heard_namespace(user_id), limit=THREADS_LISTED)
+    turns = [turn for item in items for turn in item.value.get("turns", [])]
+    return sorted(turns, key=lambda turn: str(turn.get("at", "")), reverse=True)[:limit]

@@ -1,0 +1,62 @@
+"""Messages held for a batch: the gate was unsure, so one extraction call covers several.
+
+A message the gate judges might state a fact (`assistant.gate`, decision ``hold``) is not
+always extracted in its own turn. It waits in ``("memory_held", user_id)``, one item per
+message keyed ``"<thread id>:<message id>"``, until `assistant.extraction` extracts it
+together with others (when, is said there). One item per message means that two runs
+releasing messages at once can only extract one twice (consolidation then finds it already
+known), never drop one::
+
+    {"thread_id": "...", "id": "<message id>", "text": "...", "at": "2026-..."}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from assistant.memory.facts import now_iso
+from assistant.memory.namespaces import user_held_namespace
+
+__all__ = ["MAX_HELD", "hold_message", "held_messages", "release_held"]
+
+MAX_HELD = 100
+"""At most this many of a user's held messages are read at once (a handful is normal)."""
+
+
+def _key(thread_id: str, message_id: str) -> str:
+    return f"{thread_id}:{message_id}"
+
+
+async def hold_message(
+    store: BaseStore, user_id: str, *, thread_id: str, message_id: str, text: str
+) -> dict[str, Any]:
+    """Hold a message of ``thread_id`` for a batch; return its record."""
+    record = {"thread_id": thread_id, "id": message_id, "text": text, "at": now_iso()}
+    key = _key(thread_id, message_id)
+    await store.aput(user_held_namespace(user_id), key, record, index=False)
+    return record
+
+
+async def held_messages(
+    store: BaseStore, user_id: str, *, thread_id: str | None = None, other_than: str | None = None
+) -> list[dict[str, Any]]:
+    """The user's held messages, oldest first: of one thread, of all others, or all."""
+    items = await store.asearch(user_held_namespace(user_id), limit=MAX_HELD)
+    found = [
+        item.value
+        for item in items
+        if (thread_id is None or item.value.get("thread_id") == thread_id)
+        and (other_than is None or item.value.get("thread_id") != other_than)
+    ]
+    return sorted(found, key=lambda record: str(record.get("at", "")))
+
+
+async def release_held(store: BaseStore, user_id: str, records: Iterable[dict[str, Any]]) -> None:
+    """Drop the given held messages (they were extracted)."""
+    namespace = user_held_namespace(user_id)
+    for record in records:
+        key = _key(str(record.get("thread_id", "")), str(record.get("id", "")))
+        await store.adelete(namespace, key)
