@@ -20,7 +20,9 @@ listens on the same port again.
 The stub never reads the prompt's wording: a structured request (a named tool, a
 ``response_format``, or the assistant's JSON instruction for plain text, found by its
 first words in :data:`assistant.providers.JSON_INSTRUCTION`) gets the registered
-``structured`` answer; anything else gets ``reply``.
+``structured`` answer; anything else gets ``reply``. ``structured`` may be a function of
+the request body, for a model that answers each request differently (one that extracts
+whatever it is asked to, say).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -54,7 +57,14 @@ class StubModel:
 
     mode: str
     reply: str = "Hello from the stub."
-    structured: dict[str, Any] = field(default_factory=lambda: {"operations": []})
+    structured: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] = field(
+        default_factory=lambda: {"operations": []}
+    )
+
+    def structured_json(self, body: dict[str, Any]) -> str:
+        """The structured answer to a structured request ``body``, as JSON."""
+        answer = self.structured(body) if callable(self.structured) else self.structured
+        return json.dumps(answer, ensure_ascii=False)
 
 
 @dataclass
@@ -176,17 +186,17 @@ class StubOpenAI:
         if mode == "no_tools" and (tools or response_format):
             field_name = "tools" if tools else "response_format"
             return 400, _error(f"{field_name} is not supported by this model", "invalid_request")
-        structured = json.dumps(model.structured, ensure_ascii=False)
         if named and mode != "ignore_tool_choice":
             function = (tool_choice or {}).get("function", {}).get("name", "")
-            return 200, _completion(name, tool_call=(function, structured))
+            return 200, _completion(name, tool_call=(function, model.structured_json(body)))
         if named:
             return 200, _completion(name, content="Noted! I will keep that in mind.")
         if response_format.get("type") in ("json_schema", "json_object"):
-            return 200, _completion(name, content=structured)
+            return 200, _completion(name, content=model.structured_json(body))
         last = _last_user_text(body.get("messages") or [])
         if _INSTRUCTION_START in last:
-            return 200, _completion(name, content=f"Here you go:\n```json\n{structured}\n```")
+            fenced = f"Here you go:\n```json\n{model.structured_json(body)}\n```"
+            return 200, _completion(name, content=fenced)
         return 200, _completion(name, content=model.reply)
 
 
