@@ -213,9 +213,12 @@ def report(split: str) -> None:
     )
     held_facts = sum(1 for m in messages if m["fact"] and m["text"] in HELD)
     held_others = sum(1 for m in messages if not m["fact"] and m["text"] in HELD)
+    others = [m for m in messages if not m["fact"]]
+    at_once = sum(shipped[m["id"]] and m["text"] not in HELD for m in others)
     print(
         f"classifier: of the messages sent, held for a batch rather than extracted at once: "
-        f"facts {held_facts}, non-facts {held_others}"
+        f"facts {held_facts}, non-facts {held_others}; non-facts extracted at once (a call "
+        f"each): {at_once / len(others):.1%} ({at_once}/{len(others)})"
     )
     by_kind: dict[str, list[bool]] = defaultdict(list)
     for m in messages:

@@ -96,7 +96,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant import memory, models
+from assistant import gate, memory, models
 from assistant.context import Context
 from assistant.graph import builder
 from assistant.memory import index as memory_index
@@ -104,7 +104,6 @@ from assistant.memory.consolidate import PROFILE_CATEGORIES
 from assistant.memory.records import is_current
 from assistant.models import EMBEDDING_DIMS, E5Embeddings
 from assistant.nodes.recall import fit_profile
-from assistant.nodes.remember import worth_extracting
 from assistant.storage import (
     database_uri,
     embedded_postgres,
@@ -418,10 +417,19 @@ class QueryTexts:
     def next(self, *, statement: bool = False) -> str:
         """A fresh text; ``statement`` asks for one the remember node would extract from."""
         for text in self._texts:
-            if not statement or worth_extracting(text):
+            if not statement or extracted_at_once(text):
                 self.used += 1
                 return text
         raise RuntimeError("ran out of distinct query texts; lower --turns")
+
+
+def extracted_at_once(text: str) -> bool:
+    """Whether the gate sends ``text`` to extraction in its own turn (by its whole-message
+    score; the gate also scores each statement sentence, which only raises it)."""
+    if gate.screen(text) is not None:
+        return False
+    score = gate.CLASSIFIER.score(E5Embeddings().embed_query(gate.own_words(text)))
+    return score >= gate.CLASSIFIER.extract_threshold
 
 
 # --------------------------------------------------------------------------- fake model

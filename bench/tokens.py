@@ -52,7 +52,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -71,6 +71,7 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
 import _examples  # noqa: F401 (puts examples/ on the path)
+from assistant import extraction as extraction_module
 from assistant import models
 from assistant.context import Context
 from assistant.graph import builder
@@ -141,6 +142,8 @@ class Call:
     """Tool calls: the names of the tools called."""
     tool_results: list[str] = field(default_factory=list)
     """Respond calls: what forget/correct tools answered earlier in this turn."""
+    prompt: str = ""
+    """Extract calls: the prompt's text (it holds the messages extracted)."""
 
 
 class Recorder:
@@ -235,6 +238,7 @@ class BenchRules:
                 input_tokens=count_messages_tokens(messages),
                 output_tokens=count_text_tokens(result.model_dump_json()),
                 operations=[(op.action, op.content) for op in operations],
+                prompt=messages[0].text if messages else "",
             )
         )
         return result
@@ -349,7 +353,7 @@ class _SeededUuid:
         return getattr(uuid, name)
 
 
-CLOCK_MODULES = (respond_module, recall_module, facts_module, index_module)
+CLOCK_MODULES = (respond_module, recall_module, facts_module, index_module, extraction_module)
 """The modules whose ``datetime.now()`` the bench replaces with the virtual clock."""
 
 
@@ -412,8 +416,13 @@ async def run_assistant(
     model: RecordingModel,
     variant: str = "ours",
     progress: bool = False,
+    between_turns: Callable[[BaseStore, str], Awaitable[None]] | None = None,
 ) -> RunResult:
-    """Run ``texts`` as one thread through the assistant graph, one invocation per turn."""
+    """Run ``texts`` as one thread through the assistant graph, one invocation per turn.
+
+    ``between_turns(store, thread_id)``, when given, runs before each turn, on the clock of
+    that turn (what the server does between turns: the timers of held messages).
+    """
     saver, store = InMemorySaver(), make_store()
     graph = builder.compile(checkpointer=saver, store=store)
     config: dict[str, Any] = {"configurable": {"thread_id": f"bench-{variant}"}}
@@ -422,6 +431,8 @@ async def run_assistant(
         for number, text in enumerate(texts, 1):
             model.recorder.start_turn(number, text)
             CLOCK.turn = number
+            if between_turns is not None:
+                await between_turns(store, config["configurable"]["thread_id"])
             await graph.ainvoke(
                 {"messages": [HumanMessage(text)]},
                 config,  # type: ignore[arg-type]
