@@ -9,7 +9,8 @@ overlap, so the read-modify-write cannot lose an entry)::
                 "excerpt": "I'm allergic to shellfish", "outcome": "kept",
                 "reason": "added 1", "facts": ["<key>"]}, ...]}
 
-A message extracted in a batch gets the batch's outcome.
+A message extracted in a batch gets the batch's outcome. When the user forgets a fact, the
+excerpts of the messages that changed it are blanked (`forget_heard`).
 
 ``outcome`` is one of `OUTCOMES`. The console (``GET /memory/heard``) and ``assistant
 memories`` show the newest across threads.
@@ -24,7 +25,7 @@ from langgraph.store.base import BaseStore
 from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_heard_namespace
 
-__all__ = ["OUTCOMES", "PER_THREAD", "list_heard", "record_heard"]
+__all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
 
 OUTCOMES = ("kept", "nothing", "held", "skipped", "failed")
 """``kept``: the message changed memory; ``nothing``: the model found nothing new to keep;
@@ -91,3 +92,23 @@ async def list_heard(store: BaseStore, user_id: str, *, limit: int = 20) -> list
     items = await store.asearch(user_heard_namespace(user_id), limit=THREADS_LISTED)
     turns = [turn for item in items for turn in item.value.get("turns", [])]
     return sorted(turns, key=lambda turn: str(turn.get("at", "")), reverse=True)[:limit]
+
+
+async def forget_heard(store: BaseStore, user_id: str, fact_key: str) -> int:
+    """Blank the excerpt of every message that changed the forgotten fact ``fact_key``.
+
+    The entry stays (what became of the message), without the words. Returns how many
+    entries were blanked.
+    """
+    namespace = user_heard_namespace(user_id)
+    blanked = 0
+    for item in await store.asearch(namespace, limit=THREADS_LISTED):
+        turns = list(item.value.get("turns", []))
+        changed = False
+        for turn in turns:
+            if fact_key in turn.get("facts", []) and turn.get("excerpt"):
+                turn["excerpt"], turn["forgotten"] = "", True
+                changed, blanked = True, blanked + 1
+        if changed:
+            await store.aput(namespace, item.key, {"turns": turns}, index=False)
+    return blanked

@@ -11,6 +11,7 @@ from langgraph.store.base import BaseStore
 
 from assistant.memory.audit import record_audit
 from assistant.memory.facts import delete_memory, get_memory, normalize_fact, supersede_memory
+from assistant.memory.heard import forget_heard
 
 __all__ = ["correct_memory", "forget_memory"]
 
@@ -26,12 +27,14 @@ async def forget_memory(
 ) -> dict[str, Any] | None:
     """Delete one fact because the user asked, and record it in the audit trail.
 
-    Returns the audit entry, or None when the fact does not exist.
+    The record of what was heard keeps that the messages behind it were kept, not their
+    words. Returns the audit entry, or None when the fact does not exist.
     """
     item = await get_memory(store, user_id, key)
     if item is None:
         return None
     await delete_memory(store, user_id, key)
+    await forget_heard(store, user_id, key)
     return await record_audit(
         store,
         user_id,
