@@ -30,6 +30,7 @@ from e2e_helpers import (
     StartServer,
     connect,
     print_past_capture,
+    run_turn,
     unique,
     user_message,
 )
@@ -219,27 +220,14 @@ async def test_a_user_who_writes_only_in_one_language_is_remembered_in_another_t
     extractor = EchoExtractor(statements)
     model = stub_openai.add(unique(f"heard-{lang}"), "full", reply=REPLY, structured=extractor)
     user_id = unique(f"user-{lang}")
+    context = {"user_id": user_id, "model": model}
     async with connect(provider_server) as sdk:
         thread = await sdk.threads.create()
         for text in statements:
-            result = await sdk.runs.wait(
-                thread["thread_id"],
-                ASSISTANT_ID,
-                input=user_message(text),
-                context={"user_id": user_id, "model": model},
-                raise_error=False,
-            )
-            assert isinstance(result, dict) and "__error__" not in result, result
+            await run_turn(provider_server, sdk, thread["thread_id"], text, **context)
         other = await sdk.threads.create()
-        answer = await sdk.runs.wait(
-            other["thread_id"],
-            ASSISTANT_ID,
-            input=user_message(question),
-            context={"user_id": user_id, "model": model},
-            raise_error=False,
-        )
+        await run_turn(provider_server, sdk, other["thread_id"], question, **context)
         facts = await all_facts(sdk, user_id)
-    assert isinstance(answer, dict) and "__error__" not in answer, answer
     assert sorted(facts) == sorted(t for t in statements if t in extractor.extracted)
     assert needed in facts, f"{lang}: the gate dropped {needed!r}; stored {facts}"
     reply_calls = [
