@@ -114,7 +114,8 @@ class Extraction:
 
 async def extract(scope: RunScope, batch: Sequence[Said]) -> Extraction:
     """One extraction call on ``batch``; record each message's outcome; release held ones."""
-    _cancel_timer(scope)
+    for thread_id in {said.thread_id or scope.thread_id or "" for said in batch}:
+        _cancel_timer(scope.user_id, thread_id)  # every held message of theirs is in ``batch``
     try:
         report = await _extract(scope, batch)
     except Exception as error:
@@ -315,8 +316,8 @@ _RELEASES: set[asyncio.Task[Any]] = set()
 
 
 def _start_timer(scope: RunScope, delay: float) -> None:
-    _cancel_timer(scope)
     key = (scope.user_id, scope.thread_id or "")
+    _cancel_timer(*key)
     loop = asyncio.get_running_loop()
 
     def fire() -> None:
@@ -328,8 +329,8 @@ def _start_timer(scope: RunScope, delay: float) -> None:
     _TIMERS[key] = loop.call_later(delay, fire)
 
 
-def _cancel_timer(scope: RunScope) -> None:
-    timer = _TIMERS.pop((scope.user_id, scope.thread_id or ""), None)
+def _cancel_timer(user_id: str, thread_id: str) -> None:
+    timer = _TIMERS.pop((user_id, thread_id), None)
     if timer is not None:
         timer.cancel()
 
