@@ -229,22 +229,23 @@ async def test_moving_supersedes_the_old_home_and_keeps_it_as_history(
     old_city = old_fact.removeprefix("Lives in ").removeprefix("住在")
 
     first = await new_thread(client)
-    values = await run_turn(server, client, first, said, user_id=user_id)
+    values = await run_turn(server, client, first, said, user_id=user_id, extraction_hold_s=0)
     [(old_key, old)] = (await current_facts(client, user_id)).items()
     assert old["content"] == old_fact and old["category"] == "location" and old["pinned"]
     assert values["metrics"]["added"] == [old_key]
 
     # Saying it again, in another thread, is a confirmation, not a second fact.
     again = await new_thread(client)
-    values = await run_turn(server, client, again, said, user_id=user_id)
+    values = await run_turn(server, client, again, said, user_id=user_id, extraction_hold_s=0)
     metrics = values["metrics"]
-    assert metrics["extraction"] == "done" and metrics["confirmed"] == [old_key], metrics
+    assert metrics["extraction"] == "nothing" and metrics["confirmed"] == [old_key], metrics
     assert metrics["added"] == [] and metrics["superseded"] == [], metrics
     facts = await stored_items(client, ["user_facts", user_id])
     assert list(facts) == [old_key] and facts[old_key]["mentions"] == 2, facts
 
     moving = await new_thread(client)
-    values = await run_turn(server, client, moving, moved, user_id=user_id)
+    # extracted in its own turn (holding off), so that this turn's metrics show the supersede
+    values = await run_turn(server, client, moving, moved, user_id=user_id, extraction_hold_s=0)
     facts = await stored_items(client, ["user_facts", user_id])
     current = {key: value for key, value in facts.items() if value["status"] == "current"}
     [(new_key, new)] = current.items()
@@ -286,17 +287,19 @@ async def test_each_turns_memory_metrics_are_in_the_thread_state(
     marker = unique("metrics")
     thread = await new_thread(client)
     turns: list[tuple[str, str]] = [  # (text, extraction)
-        (f"({marker} 1) My name is Alice and I live in Hangzhou.", "done"),
+        (f"({marker} 1) My name is Alice and I live in Hangzhou.", "kept"),
         (f"({marker} 2) What's the capital of France?", "skipped"),
-        (f"({marker} 3) I live in Hangzhou, as I said before.", "done"),
-        (f"({marker} 4) I really like green tea with jasmine flowers.", "done"),
+        (f"({marker} 3) I live in Hangzhou, as I said before.", "nothing"),
+        (f"({marker} 4) I really like green tea with jasmine flowers.", "kept"),
         (f"({marker} 5) Which teas go well with jasmine flowers?", "skipped"),
     ]
     previous_ids: set[str] = set()
     compressed_turns: list[int] = []
     added_keys: list[str] = []
     for number, (text, extraction) in enumerate(turns, start=1):
-        values = await run_turn(server, client, thread, text, user_id=user_id, **SMALL_BUDGET)
+        values = await run_turn(
+            server, client, thread, text, user_id=user_id, extraction_hold_s=0, **SMALL_BUDGET
+        )
         state = await thread_values(client, thread)
         metrics: dict[str, Any] = state["metrics"]
         assert metrics == values["metrics"], "the run's result and the thread state differ"

@@ -90,7 +90,7 @@ async def test_every_provider_that_can_answer_json_replies_and_remembers(
         _, result = await send(sdk, STATEMENT, user_id=user, model=model)
         assert "__error__" not in result, f"{result}\n{provider.log_tail()}"
         assert result["messages"][-1]["content"] == REPLY
-        assert result["metrics"]["extraction"] == "done"
+        assert result["metrics"]["extraction"] == ("kept" if turn == 0 else "nothing")
         contents = [fact["content"] for fact in await stored_facts(sdk, user)]
         assert contents == ["Lives in Chengdu"], f"turn {turn}: {contents}"
     calls = stub.calls(model)
@@ -109,7 +109,9 @@ async def test_a_question_makes_no_extraction_call(sdk: LangGraphClient, stub: S
     model = stub.add(unique("full"), "full", reply=REPLY, structured=OPERATIONS)
     for text in ("Where do I live?", "What is my name?", "我住在哪里？", "我叫什么名字？"):
         _, result = await send(sdk, text, user_id=unique("user"), model=model)
-        assert result["metrics"]["extraction"] == "skipped", text
+        # skipped, or held for a later batch (the gate is unsure of questions about the
+        # user): either way no call in this turn
+        assert result["metrics"]["extraction"] in ("skipped", "held"), text
     assert len(stub.calls(model)) == 4  # the replies only
 
 
