@@ -187,6 +187,19 @@ def test_a_run_context_is_checked_against_the_policy(monkeypatch: pytest.MonkeyP
     assert _refusal({"context": {"max_context_tokens": 8001}}).status_code == 403
 
 
+def test_webhooks_are_off_until_the_operator_lists_their_hosts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = {"input": {"messages": []}, "webhook": "http://10.0.0.5/hook"}
+    error = _refusal(run)
+    assert error.status_code == 403 and "Webhooks are off" in str(error.detail)
+    assert _refusal(run, admin=True).status_code == 403  # the admin too
+    monkeypatch.setenv("ASSISTANT_WEBHOOK_HOSTS", "hooks.example.com")
+    check_run_request({**run, "webhook": "https://HOOKS.example.com/done"})
+    error = _refusal(run)
+    assert error.status_code == 403 and "'10.0.0.5'" in str(error.detail)
+
+
 # --------------------------------------------------------------------------- tokens
 
 

@@ -36,6 +36,7 @@ import logging
 import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import jwt
 from langgraph_sdk import Auth
@@ -222,8 +223,9 @@ async def on_run_create(
     """Runs only on the caller's own threads, with the caller's input and allowed settings.
 
     The run is stamped with its owner. Its input may carry only ``messages``, a command
-    only ``resume``, and its context only the settings the operator lets callers choose
-    (`assistant.policy`); anything else is refused with a 4xx naming the field. The
+    only ``resume``, its context only the settings the operator lets callers choose
+    (`assistant.policy`), and its webhook only a host the operator listed; anything else is
+    refused with a 4xx naming the field. The
     query `recall` will search with starts embedding now (`prefetch_query`).
     """
     kwargs = value.get("kwargs") or {}
@@ -238,7 +240,7 @@ INPUT_KEYS = frozenset({"messages"})
 
 
 def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None:
-    """Refuse a run whose input, command or context a caller may not send.
+    """Refuse a run whose input, command, context or webhook a caller may not send.
 
     >>> check_run_request({"input": {"messages": []}, "context": {}})
     >>> check_run_request({"input": {"messages": [], "summary": 123}})
@@ -256,6 +258,7 @@ def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None
                 f"A run's input may only carry 'messages'; {', '.join(extra)} belong to the "
                 "assistant and cannot be sent."
             )
+    check_webhook(kwargs.get("webhook"), get_auth_settings().webhook_hosts)
     command = kwargs.get("command")
     if command and not admin:
         extra = sorted(set(command) - {"resume"}) if isinstance(command, Mapping) else ["?"]
@@ -271,6 +274,32 @@ def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None
         raise Auth.exceptions.HTTPException(
             status_code=error.status_code, detail=str(error)
         ) from error
+
+
+def check_webhook(webhook: object, hosts: tuple[str, ...]) -> None:
+    """Refuse a run's ``webhook`` unless its host is one the operator listed.
+
+    The server would call it from inside the operator's network (a blind request to any
+    private address a caller names), so webhooks are off until ``ASSISTANT_WEBHOOK_HOSTS``
+    lists the hosts they may reach; the admin is held to the same list.
+
+    >>> check_webhook(None, ())
+    >>> check_webhook("https://hooks.example.com/run-done", ("hooks.example.com",))
+    >>> check_webhook("http://10.0.0.5/hook", ("hooks.example.com",))
+    Traceback (most recent call last):
+    ...
+    langgraph_sdk.auth.exceptions.HTTPException: ...
+    """
+    if not webhook:
+        return
+    if not hosts:
+        raise _forbidden(
+            "Webhooks are off on this server; an operator can allow some hosts with "
+            "ASSISTANT_WEBHOOK_HOSTS."
+        )
+    host = (urlsplit(str(webhook)).hostname or "").lower()
+    if host not in hosts:
+        raise _forbidden(f"Webhook host {host!r} is not one this server may call.")
 
 
 def _unprocessable(detail: str) -> Auth.exceptions.HTTPException:

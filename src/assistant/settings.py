@@ -15,7 +15,7 @@ Groups and their variables (see ``.env.example`` for each one's meaning):
         ASSISTANT_EMBEDDINGS_API_KEY (these default to the model's endpoint and key).
     auth (`AUTH_ENV`): ASSISTANT_JWT_*, ASSISTANT_DEV_TOKENS, ASSISTANT_DEFAULT_USER,
         ASSISTANT_ADMIN_TOKEN, ASSISTANT_RUN_SETTINGS, ASSISTANT_CORS_ORIGINS,
-        ASSISTANT_ALLOWED_HOSTS.
+        ASSISTANT_ALLOWED_HOSTS, ASSISTANT_WEBHOOK_HOSTS.
     storage (`STORAGE_ENV`): POSTGRES_URI, ASSISTANT_POSTGRES_DIR.
     process (`PROCESS_ENV`): ASSISTANT_GC_THRESHOLD, how the server's garbage collector runs.
     client (`CLIENT_ENV`): ASSISTANT_URL, ASSISTANT_TOKEN, for the command-line tools.
@@ -246,6 +246,7 @@ AUTH_ENV = (
     "ASSISTANT_RUN_SETTINGS",
     "ASSISTANT_CORS_ORIGINS",
     "ASSISTANT_ALLOWED_HOSTS",
+    "ASSISTANT_WEBHOOK_HOSTS",
 )
 
 
@@ -277,6 +278,8 @@ class AuthSettings:
     """Origins, besides loopback ones, whose pages may call the server."""
     allowed_hosts: tuple[str, ...] = ()
     """``Host`` names accepted besides loopback ones under `langgraph dev`."""
+    webhook_hosts: tuple[str, ...] = ()
+    """Hosts a run's ``webhook`` may call; empty means webhooks are off."""
 
 
 @_cached(AUTH_ENV)
@@ -311,6 +314,7 @@ def get_auth_settings(env: _Env) -> AuthSettings:
         run_settings=env.raw("ASSISTANT_RUN_SETTINGS") or "user_id",
         cors_origins=env.items("ASSISTANT_CORS_ORIGINS", STUDIO_ORIGIN),
         allowed_hosts=env.items("ASSISTANT_ALLOWED_HOSTS", ""),
+        webhook_hosts=tuple(host.lower() for host in env.items("ASSISTANT_WEBHOOK_HOSTS", "")),
     )
 
 

@@ -25,6 +25,7 @@ from e2e_helpers import (
     connect,
     new_thread,
     print_past_capture,
+    response_detail,
     route_list,
     run_turn,
     stored_facts,
@@ -151,6 +152,31 @@ async def test_the_local_user_cannot_choose_the_operators_model(
     except httpx.HTTPStatusError as error:
         observed = f"HTTP {error.response.status_code}"
     record("run with context model='o1-pro'", "HTTP 403", observed, observed == "HTTP 403")
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.0.0.5/hook", "http://192.168.1.20:8080/x", "http://[fd00::1]/hook"]
+)
+async def test_a_run_cannot_make_the_server_call_a_private_address(
+    dev: DevServer, sdk: LangGraphClient, url: str
+) -> None:
+    thread_id = await new_thread(sdk)
+    try:
+        await sdk.runs.create(
+            thread_id,
+            ASSISTANT_ID,
+            input={"messages": [{"role": "user", "content": "hi"}]},
+            webhook=url,
+        )
+        observed = "accepted"
+    except httpx.HTTPStatusError as error:
+        observed = f"HTTP {error.response.status_code}: {response_detail(error.response)}"
+    record(
+        f"run with webhook={url} (blind SSRF)",
+        "HTTP 403 (webhooks are off)",
+        observed,
+        observed.startswith("HTTP 403") and "Webhooks are off" in observed,
+    )
 
 
 # --------------------------------------------------------------------------- a real browser

@@ -879,6 +879,18 @@ async def test_a_run_input_cannot_write_internal_state(
     )
 
 
+@pytest.mark.parametrize("url", ["http://10.1.2.3/hook", "http://192.168.0.7/x"])
+async def test_a_run_cannot_make_the_server_call_a_private_address(world: World, url: str) -> None:
+    await expect_refused(
+        f"alice run with webhook={url} (blind SSRF)",
+        world.alice.runs.create(
+            world.alice_thread, ASSISTANT_ID, input=user_message("hi"), webhook=url
+        ),
+        403,
+        "Webhooks are off",
+    )
+
+
 async def test_a_command_and_prefilled_threads_cannot_write_state(world: World) -> None:
     await expect_refused(
         "alice run command update={summary: 123}",
