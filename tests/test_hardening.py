@@ -460,3 +460,19 @@ async def test_the_internal_routes_stay_hidden_under_a_mount_prefix() -> None:
         hidden = await client.post("/api/internal/truncate")
         shown = await client.get("/api/memory/facts")
     assert (hidden.status_code, shown.status_code) == (404, 200)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers"),
+    [
+        ("GET", "/ok", {}),  # a route the guard passes on
+        ("POST", "/internal/truncate", {}),  # one it refuses itself
+        ("GET", "/memory/facts", {"Origin": "https://evil.example"}),  # a refused origin
+    ],
+)
+async def test_no_response_may_be_shown_in_another_pages_frame(
+    method: str, path: str, headers: dict[str, str]
+) -> None:
+    response = await _call(method, path, headers=headers)
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["content-security-policy"] == "frame-ancestors 'none'"

@@ -19,6 +19,9 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
 4. Writes the platform does not send through auth handlers are refused for users: creating
    a thread with ``supersteps`` (prefilled state).
 5. The event stream of a thread the caller cannot read answers 404, as the thread does.
+6. No page of the server may be framed by another (``X-Frame-Options: DENY`` and CSP
+   ``frame-ancestors 'none'`` on every response), so a page elsewhere cannot lay the
+   console invisibly over a button of its own (clickjacking).
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ HIDDEN_PREFIXES = ("/internal/", "/deploy")
 
 _STREAM_PATH = re.compile(r"^/threads/(?P<thread_id>[^/]+)/(?:runs/[^/]+/)?(?:stream|join)$")
 """Event streams (and joins) of a thread's runs; checked against the thread's owner."""
+
+NO_FRAMING = (
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+)
+"""Headers on every response: no page of the server may be shown inside another's frame."""
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """Largest ``POST /threads`` body the guard reads to look for ``supersteps``."""
@@ -128,6 +137,22 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+def _unframeable(send: Send) -> Send:
+    """``send`` with the `NO_FRAMING` headers added to the response's start."""
+
+    async def framed_never(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if name.lower() != b"x-frame-options"
+            ]
+            message = {**message, "headers": [*kept, *NO_FRAMING]}
+        await send(message)
+
+    return framed_never
+
+
 class Guard:
     """ASGI middleware on the project's ``http.app``; see the module docstring."""
 
@@ -140,6 +165,8 @@ class Guard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if scope["type"] == "http":
+            send = _unframeable(send)
         refusal = await self._check(scope)
         if refusal is not None:
             if scope["type"] == "websocket":

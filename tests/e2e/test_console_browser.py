@@ -17,6 +17,7 @@ README's picture.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -293,9 +294,28 @@ async def test_console_with_auth(
     await expect(correction).to_contain_text(f"→ {CORRECTED}")
     await expect(correction).to_contain_text("console · alice")
 
-    # Forget: immediate, the row goes, the audit trail says who did it from where.
+    # Forget asks first: dismissed, nothing goes; confirmed, the row goes, and the audit
+    # trail says who did it from where.
+    asked: list[str] = []
+    answered = asyncio.Event()
+
+    def confirm_with(accept: bool) -> Callable[[Dialog], Awaitable[None]]:
+        async def handle(dialog: Dialog) -> None:
+            asked.append(dialog.message)
+            await (dialog.accept() if accept else dialog.dismiss())
+            answered.set()
+
+        return handle
+
+    page.once("dialog", confirm_with(False))
+    await fact_row(page, "喜欢喝龙井茶").locator("button.forget").click()
+    await asyncio.wait_for(answered.wait(), timeout=10)
+    await expect(fact_row(page, "喜欢喝龙井茶")).to_have_count(1)
+    await expect(page.locator("#audit tr").filter(has_text="forget: 喜欢喝龙井茶")).to_have_count(0)
+    page.once("dialog", confirm_with(True))
     await fact_row(page, "喜欢喝龙井茶").locator("button.forget").click()
     await expect(fact_row(page, "喜欢喝龙井茶")).to_have_count(0)
+    assert len(asked) == 2 and "喜欢喝龙井茶" in asked[0], asked
     forgotten = page.locator("#audit tr").filter(has_text="forget: 喜欢喝龙井茶")
     await expect(forgotten).to_contain_text("console · alice")
     # The move to Chengdu (superseded in chat), the correction and the forget.
@@ -428,6 +448,7 @@ async def test_console_without_auth(browser: Browser, server: DevServer, open_ta
         assert await page.title() == "Memory console · assistant"
         await expect(heard_row(page, ABOUT_ALICE[0]).locator(".outcome")).to_have_text("kept")
 
+        page.once("dialog", lambda dialog: dialog.accept())
         await fact_row(page, "Lives in Hangzhou").locator("button.forget").click()
         await expect(fact_row(page, "Lives in Hangzhou")).to_have_count(0)
         forgotten = page.locator("#audit tr").filter(has_text="forget: Lives in Hangzhou")

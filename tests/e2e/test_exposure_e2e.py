@@ -182,7 +182,8 @@ async def test_a_run_cannot_make_the_server_call_a_private_address(
 # --------------------------------------------------------------------------- a real browser
 
 
-ATTACK_PAGE = """<!doctype html><meta charset="utf-8"><title>evil</title><script>
+ATTACK_PAGE = """<!doctype html><meta charset="utf-8"><title>evil</title>
+<iframe id="framed" src="%(target)s/console" width="800" height="500"></iframe><script>
 const target = "%(target)s";
 async function attempt(name, run) {
   try { const r = await run(); return [name, r.type === "opaque" ? "opaque" : String(r.status)]; }
@@ -258,8 +259,9 @@ async def test_a_page_from_another_origin_in_chromium_can_neither_read_nor_write
         browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
         try:
             page = await browser.new_page()
-            await page.goto(evil_site)
+            await page.goto(evil_site)  # waits for the page's frames to load
             results = dict(await page.evaluate("window.results"))
+            framed = [frame.url for frame in page.frames if frame != page.main_frame]
         finally:
             await browser.close()
     threads_after = await sdk.threads.search(limit=1000)
@@ -281,4 +283,10 @@ async def test_a_page_from_another_origin_in_chromium_can_neither_read_nor_write
         "reads blocked; no thread, fact or deletion",
         f"{results}; threads {threads_before}->{len(threads_after)}, planted {len(planted)}",
         held,
+    )
+    record(
+        "Chromium page at evil.example frames /console under its own button (clickjacking)",
+        "the frame is refused (X-Frame-Options DENY, CSP frame-ancestors 'none')",
+        f"frame urls {framed}",
+        len(framed) == 1 and framed[0].startswith("chrome-error://"),
     )

@@ -879,6 +879,25 @@ async def test_a_run_input_cannot_write_internal_state(
     )
 
 
+async def test_no_page_of_the_server_may_be_framed_by_another(world: World) -> None:
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
+        pages = {
+            "/console": await http.get("/console"),
+            "/docs": await http.get("/docs", headers=bearer(token("alice"))),
+            "/memory/facts": await http.get("/memory/facts", headers=bearer(token("alice"))),
+        }
+    observed = {
+        path: (r.headers.get("x-frame-options"), r.headers.get("content-security-policy"))
+        for path, r in pages.items()
+    }
+    record(
+        "a page on another origin frames /console, /docs or an API answer (clickjacking)",
+        "X-Frame-Options DENY and CSP frame-ancestors 'none' on each",
+        str(observed),
+        all(value == ("DENY", "frame-ancestors 'none'") for value in observed.values()),
+    )
+
+
 @pytest.mark.parametrize("url", ["http://10.1.2.3/hook", "http://192.168.0.7/x"])
 async def test_a_run_cannot_make_the_server_call_a_private_address(world: World, url: str) -> None:
     await expect_refused(
