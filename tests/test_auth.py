@@ -166,15 +166,18 @@ def test_a_valid_jwt_under_another_scheme_is_refused() -> None:
 # --------------------------------------------------------------------------- user ids
 
 
-@pytest.mark.parametrize("sub", ["a.b", "langgraph-x", "has space", "", "x" * 129, "tab\there"])
+@pytest.mark.parametrize(
+    "sub", ["a.b", "langgraph-x", "has space", "", "x" * 129, "tab\there", "*", "a%b", "a/b"]
+)
 def test_a_subject_that_cannot_be_a_user_id_is_refused(sub: str) -> None:
     detail = refused(bearer(token(sub=sub)), JWT)
     assert f"Invalid user_id={sub!r}" in detail, detail
 
 
 def test_a_dev_token_for_an_invalid_user_id_is_refused() -> None:
-    settings = AuthSettings(dev_tokens={"t1": "langgraph-admin"}, local_dev=True)
+    settings = AuthSettings(dev_tokens={"t1": "langgraph-admin", "t2": "*"}, local_dev=True)
     assert "Invalid user_id='langgraph-admin'" in refused(bearer("t1"), settings)
+    assert "Invalid user_id='*'" in refused(bearer("t2"), settings)
 
 
 # --------------------------------------------------------------------------- dev tokens

@@ -44,7 +44,9 @@ def test_user_facts_namespace() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "a.b", "langgraph-x", "has space", "tab\there", "x" * 200, None, 123]
+    "bad",
+    ["", "a.b", "langgraph-x", "has space", "tab\there", "x" * 200, None, 123]
+    + ["*", "a*", "%", "a/b", "a\\b", "a'b", 'a"b', "a\x00b", "a?b", "a#b", "a&b", "a\u200bb"],
 )
 def test_invalid_user_ids_are_rejected_and_shown(bad: object) -> None:
     with pytest.raises(InvalidUserIdError) as caught:
@@ -61,6 +63,13 @@ def test_invalid_user_id_is_a_value_error() -> None:
 
 def test_longest_valid_user_id() -> None:
     assert validate_user_id("x" * 128) == "x" * 128
+
+
+@pytest.mark.parametrize(
+    "good", ["alice", "user_123", "auth0|5f2c", "google-oauth2:1234", "用户-42", "Zoë", "a+b@x"]
+)
+def test_user_ids_of_identity_providers_are_accepted(good: str) -> None:
+    assert validate_user_id(good) == good
 
 
 async def test_save_memory_stores_the_fact_with_its_metadata(store: InMemoryStore) -> None:

@@ -603,6 +603,10 @@ def _bad_credentials() -> list[tuple[str, Callable[[], dict[str, str]], str]]:
             "Invalid user_id='langgraph-admin'",
         ),
         ("signed JWT with sub='bob.x'", lambda: bearer(token("bob.x")), "Invalid user_id='bob.x'"),
+        # '*' is list_namespaces' wildcard: as a user id, prefix ('user_facts', '*') was
+        # "her own" namespace and listed every user's
+        ("signed JWT with sub='*'", lambda: bearer(token("*")), "Invalid user_id='*'"),
+        ("signed JWT with sub='a%'", lambda: bearer(token("a%")), "Invalid user_id='a%'"),
     ]
 
 

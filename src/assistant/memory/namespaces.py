@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import unicodedata
 
 __all__ = [
     "AUDIT_NAMESPACE",
@@ -57,7 +57,14 @@ REVISION_NAMESPACE = "memory_index"
 VECTOR_NAMESPACE = "memory_vectors"
 """First label of the namespace that keeps each fact's vector, next to the fact's own."""
 
-_USER_ID = re.compile(r"^[^\s.]{1,128}$")
+USER_ID_PUNCTUATION = "-_@+:|=~"
+"""The only characters besides letters, digits and combining marks (any script) that a user
+id may hold. None is special to a store: not ``*`` (a namespace wildcard in
+``list_namespaces``), not ``%`` or ``.`` (a LIKE wildcard, the label separator), no
+whitespace, slashes, quotes or control characters. ``_`` is a LIKE wildcard too, but both
+stores match it literally (the Postgres store escapes it)."""
+
+_USER_ID_LENGTH = 128
 
 
 class InvalidUserIdError(ValueError):
@@ -76,10 +83,13 @@ def validate_user_id(user_id: object) -> str:
     """
     if not isinstance(user_id, str):
         raise InvalidUserIdError(f"Invalid user_id={user_id!r}: expected a string.")
-    if not _USER_ID.match(user_id) or not user_id.isprintable() or user_id.startswith("langgraph"):
+    allowed = all(
+        char in USER_ID_PUNCTUATION or unicodedata.category(char)[0] in "LNM" for char in user_id
+    )
+    if not 1 <= len(user_id) <= _USER_ID_LENGTH or not allowed or user_id.startswith("langgraph"):
         raise InvalidUserIdError(
-            f"Invalid user_id={user_id!r}: use 1-128 printable characters with no whitespace "
-            "or '.', not starting with 'langgraph'."
+            f"Invalid user_id={user_id!r}: use 1-{_USER_ID_LENGTH} letters, digits or "
+            f"{' '.join(USER_ID_PUNCTUATION)}, not starting with 'langgraph'."
         )
     return user_id
 
