@@ -51,11 +51,12 @@ from assistant.constants import (
 from assistant.memory import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
+    MAX_FACT_CHARS,
     InvalidUserIdError,
     is_users_own_namespace,
     validate_user_id,
 )
-from assistant.nodes.recall import prefetch_query
+from assistant.nodes.recall import MAX_QUERY_CHARS, prefetch_query
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
 
@@ -352,9 +353,57 @@ async def on_assistant_change(ctx: Auth.types.AuthContext, value: Any) -> bool:
     raise _forbidden("Assistants are defined by the deployment and cannot be changed.")
 
 
+MAX_STORE_LIMIT = 1000
+"""Most items one store search may ask for (as many as the memory layer lists at once)."""
+
+MAX_STORE_OFFSET = 1_000_000
+"""Furthest offset a store search may ask for."""
+
+MAX_EPISODE_CHARS = 4000
+"""Longest episode a client may put through the store API (embedding grows with text)."""
+
+
+def check_store_request(value: Mapping[str, Any]) -> None:
+    """Refuse a store request whose work is unbounded or whose parameters are invalid.
+
+    A search query is embedded, so it is held to what a run's query is
+    (`assistant.nodes.recall.MAX_QUERY_CHARS`); a fact put through the API to what the memory
+    layer stores (`assistant.memory.MAX_FACT_CHARS`), an episode to `MAX_EPISODE_CHARS`.
+    ``limit`` and ``offset`` must be sensible whole numbers (the store answers 500 else).
+
+    >>> check_store_request({"namespace": ("user_facts", "a"), "query": "tea", "limit": 10})
+    >>> check_store_request({"query": "x" * 5000})
+    Traceback (most recent call last):
+    ...
+    langgraph_sdk.auth.exceptions.HTTPException: ...
+    """
+    query = value.get("query")
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        raise _unprocessable(
+            f"A store search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
+        )
+    for name, low, high in (("limit", 1, MAX_STORE_LIMIT), ("offset", 0, MAX_STORE_OFFSET)):
+        number = value.get(name)
+        if number is not None and (
+            isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high
+        ):
+            raise _unprocessable(f"A store {name} must be a whole number from {low} to {high}.")
+    item = value.get("value")
+    content = item.get("content") if isinstance(item, Mapping) else None
+    if not isinstance(content, str):
+        return
+    namespace = tuple(value.get("namespace") or ())
+    most = MAX_FACT_CHARS if namespace[:1] == (FACTS_NAMESPACE,) else MAX_EPISODE_CHARS
+    if len(content) > most:
+        raise _unprocessable(
+            f"Content put in {namespace[:1]} may be at most {most} characters, got {len(content)}."
+        )
+
+
 @auth.on.store()
 async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Confine the HTTP store API to the caller's own memory namespaces."""
+    check_store_request(value)
     if _is_admin(ctx):
         return True
     namespace = tuple(value.get("namespace") or ())

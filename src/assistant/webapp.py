@@ -40,6 +40,7 @@ from starlette.routing import Route
 from assistant import memory
 from assistant.constants import CONSOLE_PATH
 from assistant.guard import Guard
+from assistant.nodes.recall import MAX_QUERY_CHARS
 from assistant.scope import RunScope, request_scope
 
 __all__ = ["app"]
@@ -78,6 +79,10 @@ async def list_facts(request: Request) -> JSONResponse:
     scope = await _scope(request)
     user_id, store = scope.user_id, scope.store
     query = request.query_params.get("query", "").strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise HTTPException(
+            422, f"A search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
+        )
     if query:
         items: list[Item] = list(await memory.recall(store, user_id, query, limit=20))
     else:

@@ -451,6 +451,40 @@ async def test_the_store_outside_alices_own_namespaces_is_refused(
     await assert_bob_untouched(world)
 
 
+async def test_store_requests_that_cost_unbounded_work_or_are_invalid_are_refused(
+    world: World,
+) -> None:
+    own = ["user_facts", "alice"]
+    await expect_refused(
+        "alice store.search_items(query of 15,000 characters): the embedder's time",
+        world.alice.store.search_items(own, query="tea " * 3750),
+        422,
+        "at most 2000 characters",
+    )
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
+        response = await http.get(
+            "/memory/facts", params={"query": "tea " * 3750}, headers=bearer(token("alice"))
+        )
+    record(
+        "alice GET /memory/facts?query= of 15,000 characters",
+        "HTTP 422 before any embedding",
+        f"HTTP {response.status_code}: {response_detail(response)}",
+        response.status_code == 422,
+    )
+    await expect_refused(
+        "alice store.put_item(fact of 10,000 characters)",
+        world.alice.store.put_item(own, "huge", {"content": "x" * 10_000}),
+        422,
+        "at most 500 characters",
+    )
+    for name, bad in (("limit", -1), ("limit", 10**7), ("offset", -5)):
+        await expect_refused(
+            f"alice store.search_items({name}={bad})",
+            world.alice.store.search_items(own, **{name: bad}),
+            422,
+        )
+
+
 async def test_alice_can_use_her_own_namespaces(world: World) -> None:
     alice = world.alice
     for label in ("user_facts", "user_episodes"):
