@@ -19,7 +19,9 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
 4. Writes the platform does not send through auth handlers are refused for users: creating
    a thread with ``supersteps`` (prefilled state).
 5. The event stream of a thread the caller cannot read answers 404, as the thread does.
-6. No page of the server may be framed by another (``X-Frame-Options: DENY`` and CSP
+6. With several users (JWTs or dev tokens), ``/metrics`` (every user's request counts) is
+   for the maintenance token only.
+7. No page of the server may be framed by another (``X-Frame-Options: DENY`` and CSP
    ``frame-ancestors 'none'`` on every response), so a page elsewhere cannot lay the
    console invisibly over a button of its own (clickjacking).
 """
@@ -52,6 +54,10 @@ HIDDEN_PREFIXES = ("/internal/", "/deploy")
 
 _STREAM_PATH = re.compile(r"^/threads/(?P<thread_id>[^/]+)/(?:runs/[^/]+/)?(?:stream|join)$")
 """Event streams (and joins) of a thread's runs; checked against the thread's owner."""
+
+ADMIN_PATHS = frozenset({"/metrics"})
+"""Routes only the maintenance token may read when the server has several users: the
+metrics count every user's requests."""
 
 NO_FRAMING = (
     (b"x-frame-options", b"DENY"),
@@ -226,9 +232,13 @@ class Guard:
         if method == "GET" and path == CONSOLE_PATH:
             return None
         try:
-            self._caller(headers, settings)
+            caller = self._caller(headers, settings)
         except Auth.exceptions.HTTPException as error:
             return error.status_code, str(error.detail), dict(error.headers or {})
+        several_users = bool(settings.jwt_secret or settings.dev_tokens)
+        if path in ADMIN_PATHS and several_users:
+            if ADMIN_PERMISSION not in caller.get("permissions", []):
+                return 403, f"{path} is for the maintenance token only.", {}
         return None
 
     @staticmethod
