@@ -259,6 +259,8 @@ def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None
                 f"A run's input may only carry 'messages'; {', '.join(extra)} belong to the "
                 "assistant and cannot be sent."
             )
+        if not admin:
+            _check_user_messages(run_input.get("messages"))
     check_webhook(kwargs.get("webhook"), get_auth_settings().webhook_hosts)
     command = kwargs.get("command")
     if command and not admin:
@@ -275,6 +277,29 @@ def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None
         raise Auth.exceptions.HTTPException(
             status_code=error.status_code, detail=str(error)
         ) from error
+
+
+USER_ROLES = frozenset({"user", "human"})
+"""How a message from the user names itself (``role`` or ``type``)."""
+
+
+def _check_user_messages(messages: object) -> None:
+    """Refuse input messages that are not the user's own.
+
+    A system prompt, an assistant turn or a ``RemoveMessage`` (which would delete the
+    thread's messages) belong to the assistant.
+    """
+    if not isinstance(messages, list):
+        return  # a plain string is a user message; anything else fails the run cleanly
+    for message in messages:
+        if isinstance(message, str):
+            continue
+        kind = message.get("role") or message.get("type") if isinstance(message, dict) else None
+        if kind not in USER_ROLES:
+            raise _unprocessable(
+                f"A run's input may only carry the user's own messages, got one of "
+                f"role/type {kind!r}."
+            )
 
 
 def check_webhook(webhook: object, hosts: tuple[str, ...]) -> None:
