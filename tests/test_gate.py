@@ -43,6 +43,7 @@ def test_signals_that_hold_in_any_language_skip_a_message(text: str, reason: str
         # a fact beside a memory question
         "Allergic to shellfish, fyi. Do you remember my address?",
         "Thanks! Also, I'm vegan now.",  # an acknowledgement with more after it
+        "Remove nuts from the meal plan, I'm allergic.",  # a request to edit, not memory
         "ok so my husband's name is Tom",
         "Ich bin Vegetarier.",
     ],

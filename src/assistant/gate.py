@@ -112,7 +112,7 @@ ACKNOWLEDGEMENTS = frozenset(
 emoji or case)."""
 
 _MEMORY_REQUEST = re.compile(
-    r"^(?:please\s+|can you\s+|could you\s+)?(?:forget|delete|remove)\b"
+    r"^(?:please\s+|can you\s+|could you\s+)?(?:forget|delete)\b"
     r"|what (?:do|did|else do) you (?:remember|know|recall) about me"
     r"|(?:do|can|could) you (?:still )?(?:remember|recall)\b"
     r"|\btell me (?:what you know|everything you know) about me"
