@@ -280,13 +280,16 @@ def waited(batch: Sequence[Said]) -> float:
     return (datetime.now(UTC) - since).total_seconds()
 
 
-async def hold(scope: RunScope, said: Said) -> list[Said]:
-    """Hold ``said`` for a batch and (re)start the thread's timer; return the thread's held."""
+async def hold(scope: RunScope, said: Said, held: Sequence[Said]) -> list[Said]:
+    """Hold ``said`` beside the thread's ``held`` ones and (re)start the thread's timer.
+
+    Returns the thread's held messages, ``said`` last.
+    """
     assert scope.thread_id, "only a message of a thread is held"
-    await memory.hold_message(
+    record = await memory.hold_message(
         scope.store, scope.user_id, thread_id=scope.thread_id, message_id=said.id, text=said.text
     )
-    batch = await held(scope)
+    batch = [*(other for other in held if other.id != said.id), Said.from_held(record)]
     if len(batch) < HOLD_BATCH:
         _start_timer(scope, max(0.0, scope.context.extraction_hold_s - waited(batch)))
     return batch

@@ -46,7 +46,7 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
             await extraction.extract(scope, held)
         return {"metrics": _metrics(turn, "skipped", verdict.reason)}
     if decision == "hold" and not overdue:
-        batch = await extraction.hold(scope, said)
+        batch = await extraction.hold(scope, said, held)
         if len(batch) < extraction.HOLD_BATCH:
             await extraction.record(scope, said, "held", verdict.reason)
             return {"metrics": _metrics(turn, "held", verdict.reason)}
