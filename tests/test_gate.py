@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from assistant import gate
-from assistant.gate import CLASSIFIER, Classifier, judge, screen
+from assistant.gate import CLASSIFIER, Classifier, Neighbours, judge, screen
 
 
 @pytest.mark.parametrize(
@@ -157,8 +159,28 @@ async def test_the_shipped_classifier_skips_plain_questions(text: str) -> None:
     assert not verdict.send, (text, verdict)
 
 
+def test_the_nearest_labelled_messages_vote_nearer_ones_more() -> None:
+    neighbours = Neighbours(
+        vectors=np.asarray([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32),
+        facts=np.asarray([1.0, 0.0, 0.0], dtype=np.float32),
+        k=2,
+        sharpness=0.0,
+    )
+    # the two nearest of (1, 0.1) are the first two, with even votes at sharpness 0
+    assert neighbours.share([1.0, 0.1]) == pytest.approx(0.5)
+    sharp = replace(neighbours, sharpness=50.0)
+    assert sharp.share([1.0, 0.1]) > 0.99  # the nearest one decides
+    assert sharp.share([0.1, 1.0]) == pytest.approx(0.0)  # no fact among (0, 1) and (.8, .6)
+    # the classifier's score is the mean of the regression (here 0.5) and the vote
+    classifier = replace(_fixed(0.5), weights=(0.0, 0.0), neighbours=sharp)
+    assert classifier.score([1.0, 0.1]) == pytest.approx(0.75, abs=0.01)
+
+
 def test_the_shipped_classifier_reads_e5_vectors_and_says_how_it_was_made() -> None:
     assert len(CLASSIFIER.weights) == 384  # multilingual-e5-small
+    assert CLASSIFIER.neighbours is not None
+    assert CLASSIFIER.neighbours.vectors.shape[1] == 384
+    assert len(CLASSIFIER.neighbours.vectors) == len(CLASSIFIER.neighbours.facts) > 3000
     # set for recall: skipping only well below an even chance, extracting at once above it
     assert 0.0 < CLASSIFIER.hold_threshold < 0.5 < CLASSIFIER.extract_threshold < 1.0
     assert "languages" in CLASSIFIER.about["trained_on"]

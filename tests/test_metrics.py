@@ -32,7 +32,7 @@ async def test_metrics_describe_what_the_prompt_held(
     name = await save_memory(store, USER, "Name is Alice", category="identity", pinned=True)
     await save_memory(store, USER, "Likes green tea", category="preference")
     await save_memory(store, USER, "Has a cat named Mochi", category="relationship")
-    model = patch_model(["Try Longjing."])
+    model = patch_model(["Try Longjing."], structured=[operations_json()])
 
     state = await chat("Which green tea is the most famous?")
 
@@ -47,7 +47,8 @@ async def test_metrics_describe_what_the_prompt_held(
     shown = [*lines(system, "user_profile"), *lines(system, "user_facts")]
     assert metrics["memory_tokens"] == sum(count_text_tokens(fact) for fact in shown) > 0
     assert metrics["prompt_tokens"] == count_messages_tokens(model.sent("respond")[-1])
-    assert metrics["extraction"] == "skipped"  # a question: no extraction call
+    # a question: the gate skips it, or the model finds nothing in it
+    assert metrics["extraction"] in ("skipped", "nothing")
     assert metrics["compressed"] is False
 
 

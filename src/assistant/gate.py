@@ -10,15 +10,16 @@ small request. It reads signals that hold in every language the embeddings cover
 3. **Only about memory**: every sentence asks what the assistant remembers or to forget
    something (English and Chinese); the memory tools answer those, and extracting from
    "forget that I live in Hangzhou" would only store again what is being forgotten.
-4. **The classifier**: a logistic regression on the message's multilingual-e5 query vector
-   (the vector recall computes for the message anyway), taking the best of the whole
-   message and of each of its statement sentences, with quoted and fenced material left
-   out. Below ``hold_threshold`` (set so that nearly every fact in its training data
-   reaches it) the message is skipped; from ``extract_threshold`` it is extracted at once;
-   in between it is held, to be extracted together with other messages (one call for
-   several). It is trained on labelled messages in 14 languages (``bench/gate.py
-   --train`` writes ``gate_classifier.json`` beside this module) and measured on a
-   separate labelled set (``bench/data/heard/``).
+4. **The classifier**: on the message's multilingual-e5 query vector (the vector recall
+   computes for the message anyway), the mean of a logistic regression and of the labels
+   of the message's nearest labelled neighbours; it takes the best of the whole message and
+   of each of its statement sentences, with quoted and fenced material left out. Below
+   ``hold_threshold`` (set so that nearly every fact in its training data reaches it) the
+   message is skipped; from ``extract_threshold`` it is extracted at once; in between it is
+   held, to be extracted together with other messages (one call for several). It is trained
+   on labelled messages in 20 languages (``bench/gate.py --train`` writes
+   ``gate_classifier.json`` and ``gate_neighbours.npz`` beside this module) and measured on
+   separate labelled sets (``bench/data/heard/``).
 
 A message longer than the classifier reads is extracted. The verdict carries its reason,
 which the turn's metrics and the user's record of what was heard show
@@ -36,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -45,9 +47,21 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from assistant import models
 
-__all__ = ["CLASSIFIER", "Classifier", "Decision", "Verdict", "fact_score", "judge", "screen"]
+__all__ = [
+    "CLASSIFIER",
+    "Classifier",
+    "Decision",
+    "Neighbours",
+    "Verdict",
+    "fact_score",
+    "judge",
+    "screen",
+]
 
 MAX_JUDGED_CHARS = 2000
 """The classifier reads the vector of the message's first this-many characters (what
@@ -157,9 +171,46 @@ def screen(text: str) -> Verdict | None:
 # --------------------------------------------------------------------------- classifier
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Neighbours:
+    """Labelled messages' e5 vectors: the share of facts among the nearest ones."""
+
+    vectors: npt.NDArray[np.float32]
+    """One unit-length row per labelled message."""
+    facts: npt.NDArray[np.float32]
+    """1.0 where that message states a fact, else 0.0."""
+    k: int
+    """How many nearest messages vote."""
+    sharpness: float
+    """Votes weigh ``exp(sharpness * (similarity - best similarity))``: nearer counts more."""
+
+    def share(self, vector: Sequence[float]) -> float:
+        """The weighted share of facts among the ``k`` messages nearest ``vector``."""
+        query = np.asarray(vector, dtype=np.float32)
+        similarity = self.vectors @ (query / (np.linalg.norm(query) or 1.0))
+        k = min(self.k, len(similarity))
+        nearest = np.argpartition(-similarity, k - 1)[:k]
+        votes = np.exp(self.sharpness * (similarity[nearest] - similarity[nearest].max()))
+        return float(votes @ self.facts[nearest] / votes.sum())
+
+    @classmethod
+    def from_npz(cls, data: bytes, *, k: int, sharpness: float) -> Neighbours:
+        """Read what ``bench/gate.py --train`` wrote: int8 vectors, a scale, the labels."""
+        with np.load(io.BytesIO(data)) as saved:
+            vectors = saved["vectors"].astype(np.float32) * np.float32(saved["scale"])
+            facts = saved["facts"].astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        return cls(vectors=vectors, facts=facts, k=k, sharpness=sharpness)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Classifier:
-    """Logistic regression on an e5 query vector: P(the message states a durable fact)."""
+    """P(the message states a durable fact) from its e5 query vector.
+
+    The logistic regression alone, or, with ``neighbours``, the mean of it and of the
+    nearest labelled messages' share of facts (which catches the phrasings a linear model
+    on the vector misses: a request about a pasted text, a momentary state).
+    """
 
     weights: tuple[float, ...]
     bias: float
@@ -169,53 +220,77 @@ class Classifier:
     """From it a message is extracted at once; between the two it is held for a batch."""
     about: dict[str, Any]
     """How it was trained and measured (written by ``bench/gate.py --train``)."""
+    neighbours: Neighbours | None = None
 
     def score(self, vector: Sequence[float]) -> float:
         """The probability that the message behind ``vector`` states a fact."""
         logit = self.bias + math.fsum(w * x for w, x in zip(self.weights, vector, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
+        linear = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
+        if self.neighbours is None:
+            return linear
+        return (linear + self.neighbours.share(vector)) / 2
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Classifier:
-        """Read what ``bench/gate.py --train`` wrote."""
+    def from_json(cls, data: dict[str, Any], neighbours: bytes | None = None) -> Classifier:
+        """Read what ``bench/gate.py --train`` wrote (``neighbours``: the ``.npz`` file)."""
+        voting = data.get("neighbours")
         return cls(
             weights=tuple(float(w) for w in data["weights"]),
             bias=float(data["bias"]),
             hold_threshold=float(data["hold_threshold"]),
             extract_threshold=float(data["extract_threshold"]),
             about=dict(data.get("about", {})),
+            neighbours=Neighbours.from_npz(
+                neighbours, k=int(voting["k"]), sharpness=float(voting["sharpness"])
+            )
+            if neighbours is not None and voting
+            else None,
         )
 
 
+_PACKAGE = resources.files("assistant")
 CLASSIFIER = Classifier.from_json(
-    json.loads(
-        resources.files("assistant").joinpath("gate_classifier.json").read_text(encoding="utf-8")
-    )
+    json.loads(_PACKAGE.joinpath("gate_classifier.json").read_text(encoding="utf-8")),
+    _PACKAGE.joinpath("gate_neighbours.npz").read_bytes(),
 )
 """The shipped classifier, read once at import (file reads inside a run would block)."""
 
-MAX_SENTENCES_SCORED = 4
-"""A message of several sentences is also scored sentence by sentence, up to this many."""
+MAX_SENTENCES_SCORED = 6
+"""A message is also scored part by part (`statements`), up to this many parts."""
 
 _QUESTION_END = ("?", "？", "؟", ";")
 """How a question ends in the scripts the embeddings cover (``;`` is the Greek mark)."""
 
+_CLAUSE_BREAK = re.compile(r"[,，、،;؛]\s*")
+"""Where a sentence breaks into clauses: commas and semicolons of the scripts covered."""
+
 
 def statements(text: str) -> list[str]:
-    """The sentences of a message of several, that do not end as questions; else none.
+    """The parts of a message that may state something on their own, besides the whole.
 
     A fact followed by a request ("I work night shifts. Can you suggest a lunch?") reads as
-    a request as a whole; its first sentence alone reads as the fact it is.
+    a request as a whole; its first sentence alone reads as the fact it is. So, in a
+    message of several sentences, each one that does not end as a question counts; and in a
+    question, each clause before its last ("Flying to Rome on the 3rd, what should I pack?").
 
     >>> statements("I work night shifts. Can you suggest a quick lunch?")
     ['I work night shifts.']
+    >>> statements("Flying to Rome on the 3rd, what should I pack?")
+    ['Flying to Rome on the 3rd']
     >>> statements("Allergic to shellfish.")
     []
     """
-    found = [s.strip() for s in _SENTENCE.findall(text) if len(_words(s).split()) > 1 or _cjk(s)]
-    if len(found) < 2:
-        return []
-    return [s for s in found if not s.endswith(_QUESTION_END)][:MAX_SENTENCES_SCORED]
+    sentences = [s.strip() for s in _SENTENCE.findall(text) if _says_something(s)]
+    found = [s for s in sentences if not s.endswith(_QUESTION_END)] if len(sentences) > 1 else []
+    for question in (s for s in sentences if s.endswith(_QUESTION_END)):
+        clauses = [c.strip() for c in _CLAUSE_BREAK.split(question)]
+        found += [c for c in clauses[:-1] if _says_something(c)]
+    return found[:MAX_SENTENCES_SCORED]
+
+
+def _says_something(text: str) -> bool:
+    """Whether ``text`` has two words, or a CJK letter (words there are not spaced)."""
+    return len(_words(text).split()) > 1 or _cjk(text)
 
 
 def _cjk(text: str) -> bool:
@@ -228,7 +303,7 @@ def _cjk(text: str) -> bool:
 
 _MATERIAL = re.compile(
     r"```.*?(?:```|$)|“[^”]{12,}”|「[^」]{12,}」|『[^』]{12,}』|«[^»]{12,}»|„[^“”]{12,}[“”]"
-    r"|\"[^\"]{12,}\"",
+    r"|\"[^\"]{12,}\"|‘[^’]{12,}’|(?<!\w)'[^'\n]{12,}'(?!\w)",
     re.DOTALL,
 )
 """Quoted or fenced text of some length: material handed over to work on (to translate,
@@ -240,8 +315,12 @@ def own_words(text: str) -> str:
 
     >>> own_words('Translate this: "my brother lives in Paris and works at a bank"')
     'Translate this: …'
+    >>> own_words("Fix the commas: 'my sister, who lives in Rome is a nurse'")
+    'Fix the commas: …'
     >>> own_words('Call me "Bo".')
     'Call me "Bo".'
+    >>> own_words("I'm vegan and don't eat honey, it's my kids' rule too.")
+    "I'm vegan and don't eat honey, it's my kids' rule too."
     """
     return _MATERIAL.sub("…", text)
 

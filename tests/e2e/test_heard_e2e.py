@@ -7,8 +7,9 @@ to: each extraction call stores the message it was sent as one fact. So a fact i
 store exactly when the gate let its message through, and every non-fact that reaches the
 stub is an extraction call spent.
 
-The messages are the labelled test split of ``bench/data/heard/`` (14 languages, written
-independently of the gate; ``bench/gate.py`` reads the same split in-process). The table
+The messages are the labelled test split of ``bench/data/heard/`` (570 messages in 20
+languages, written independently of the gate and after it was settled; ``bench/gate.py
+--split test`` reads the same split in-process). The table
 of facts kept and non-facts sent, per language, is printed with the test's output.
 """
 
@@ -45,8 +46,6 @@ from gate import GOAL_FACTS_SENT, GOAL_OTHERS_SENT, labelled  # noqa: E402
 pytestmark = pytest.mark.e2e
 
 REPLY = "Noted."
-OTHERS_SENT_BOUND = 0.45
-"""The share of non-facts reaching the model that this split showed (0.42), plus noise."""
 CONCURRENT_TURNS = 8
 
 
@@ -175,10 +174,7 @@ async def test_the_test_splits_facts_reach_memory_and_non_facts_mostly_cost_no_c
         f"facts skipped by the gate: {skipped or 'none'}",
     )
     assert facts_kept >= GOAL_FACTS_SENT, table
-    # The goal for non-facts (<= 35% reach the model) is not met on this split: 42% in
-    # bench/gate.py's in-process run, most of them held and extracted in shared calls. This
-    # bound only keeps it from getting worse; the printed table says where it stands.
-    assert others_sent <= OTHERS_SENT_BOUND, table
+    assert others_sent <= GOAL_OTHERS_SENT, table
 
 
 LANGUAGE_USERS = {
