@@ -73,6 +73,9 @@ Rules:
 - Requests to forget or delete memories are handled elsewhere: return no operations
   for them.
 - If there is nothing durable, return no operations.
+- Several messages are in the order the user sent them: where a later one changes what an
+  earlier one said (moved, changed jobs), record what holds now, and keep the earlier
+  state in its content when it matters ("Lives in Chengdu, moved from Hangzhou").
 
 <known_facts>
 {known_facts}
