@@ -595,3 +595,76 @@ def test_threads_show_and_delete(server: FakeServer) -> None:
     deleted = invoke("threads", "delete", thread_id, "--yes")
     assert deleted.exit_code == 0, deleted.output
     assert server.threads == {}
+
+
+# --------------------------------------------------------------------------- hostile text
+
+HOSTILE = (
+    "Lives in \x1b[2J\x1b[H\x1b]0;pwned\x07\x1b]8;;http://evil.example\x1b\\Paris\r\x9b31m\x08"
+)
+"""A fact that would clear the screen, retitle the window, plant a link and rewrite the line."""
+
+TERMINAL_CONTROLS = ("\x1b", "\x07", "\r", "\x08", "\x9b", "\x9d", "\x90")
+
+
+def _assert_no_controls(output: str) -> None:
+    assert not [c for c in TERMINAL_CONTROLS if c in output], repr(output)
+
+
+def test_text_from_the_server_reaches_the_terminal_without_escape_sequences(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    server.facts["alice"]["4" * 32] = _fact(
+        {
+            "content": HOSTILE,
+            "category": "location\x1b[31m",
+            "pinned": True,
+            "history": [{"event": "corrected", "at": "2026-01-03", "content": HOSTILE}],
+        }
+    )
+    server.heard["alice"][0]["excerpt"] = HOSTILE
+    server.heard["alice"][0]["reason"] = "\x1b]0;pwned\x07because"
+    server.reply_events = [("messages", _chunk("Sure: \x1b[2J")), ("messages", _chunk(HOSTILE))]
+    server.run_metrics = {"extraction": "skipped", "extraction_reason": "\x07\x1b[5mno"}
+    outputs = {
+        "list": invoke("memories", "list", "--all", "--user", "alice"),
+        "search": invoke("memories", "search", "Paris", "--user", "alice"),
+        "heard": invoke("memories", "heard", "--user", "alice"),
+        "chat": invoke(
+            "chat", "--user", "alice", input="where do I live?\n/memories\n/forget Paris\nn\n"
+        ),
+    }
+    (thread_id,) = server.threads
+    outputs["show"] = invoke("threads", "show", thread_id, "--user", "alice")
+    outputs["forget"] = invoke("memories", "forget", "4" * 32, "--user", "alice", input="n\n")
+    for name, result in outputs.items():
+        assert result.exit_code == 0, (name, result.output)
+        _assert_no_controls(result.output)
+        assert "pwned" not in result.output and "evil.example" not in result.output, name
+        assert "Lives in Paris" in result.output, name
+    assert "because" in outputs["heard"].output
+    assert "assistant> Sure: Lives in Paris" in outputs["chat"].output
+    assert "memory: skipped (no)" in outputs["chat"].output
+    assert "Forget 'Lives in Paris'? [y/N] n\nKept it." in outputs["chat"].output
+
+
+def test_an_export_keeps_the_text_exactly_but_prints_no_escape_sequence(
+    server: FakeServer,
+) -> None:
+    server.facts["alice"]["4" * 32] = _fact({"content": HOSTILE, "category": "location"})
+    result = invoke("memories", "export", "--user", "alice")
+    assert result.exit_code == 0, result.output
+    _assert_no_controls(result.stdout)
+    exported = json.loads(result.stdout)
+    assert HOSTILE in [fact["content"] for fact in exported["facts"]]  # escaped, not lost
+
+
+def test_an_export_file_is_readable_by_its_owner_only(server: FakeServer, tmp_path: Path) -> None:
+    fresh, existing = tmp_path / "me.json", tmp_path / "old.json"
+    existing.write_text("old", encoding="utf-8")
+    existing.chmod(0o644)
+    for target in (fresh, existing):
+        result = invoke("memories", "export", "--user", "alice", "--output", str(target))
+        assert result.exit_code == 0, result.output
+        assert target.stat().st_mode & 0o777 == constants.PRIVATE_FILE_MODE == 0o600
+        assert json.loads(target.read_text(encoding="utf-8"))["user_id"] == "alice"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -25,11 +26,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from assistant import memory
-from assistant.auth import authenticate_token, check_run_request
+from assistant.auth import authenticate_token, check_run_request, check_store_request
 from assistant.context import Context
-from assistant.guard import Guard
+from assistant.guard import MAX_JSON_DEPTH, Guard
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
-from assistant.settings import AUTH_ENV, AuthSettings
+from assistant.settings import AUTH_ENV, DEFAULT_MAX_BODY_BYTES, AuthSettings, get_auth_settings
 from helpers import adds_json, config, current_facts, op, operations_json
 
 if TYPE_CHECKING:
@@ -497,3 +498,133 @@ async def test_no_response_may_be_shown_in_another_pages_frame(
     response = await _call(method, path, headers=headers)
     assert response.headers["x-frame-options"] == "DENY"
     assert response.headers["content-security-policy"] == "frame-ancestors 'none'"
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+def _nested(depth: int) -> str:
+    return '{"metadata": {"x": ' + "[" * (depth - 2) + "]" * (depth - 2) + "}}"
+
+
+async def test_a_body_over_the_limit_is_refused_unread_and_a_body_within_it_passes() -> None:
+    too_large = await _call("POST", "/threads/search", body={"pad": "x" * DEFAULT_MAX_BODY_BYTES})
+    assert too_large.status_code == 413
+    assert "ASSISTANT_MAX_BODY_BYTES" in too_large.json()["detail"]
+    assert too_large.headers["x-frame-options"] == "DENY"
+    body = {"pad": "x" * (DEFAULT_MAX_BODY_BYTES - 100)}
+    passed = await _call("POST", "/threads/search", body=body)
+    assert passed.status_code == 200
+    assert json.loads(passed.json()["body"]) == body  # the route got the same bytes
+
+
+async def test_the_operator_sets_the_body_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSISTANT_MAX_BODY_BYTES", "2048")
+    assert (await _call("POST", "/x", body={"pad": "x" * 2100})).status_code == 413
+    assert (await _call("POST", "/x", body={"pad": "x" * 1900})).status_code == 200
+    for bad in ("lots", "-1", "100"):
+        monkeypatch.setenv("ASSISTANT_MAX_BODY_BYTES", bad)
+        with pytest.raises(ValueError, match=f"ASSISTANT_MAX_BODY_BYTES.*{bad}"):
+            get_auth_settings()
+
+
+async def _send_in_chunks(chunks: int, size: int) -> tuple[int, int, bytes]:
+    """POST ``chunks`` chunks of ``size`` bytes with no Content-Length, straight to the guard.
+
+    Returns the status, how many chunks the guard read, and the body the route got.
+    """
+    read = 0
+    answer: dict[str, Any] = {}
+
+    async def receive() -> dict[str, Any]:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": b" " * size, "more_body": read < chunks}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["body"] = answer.get("body", b"") + message.get("body", b"")
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/x",
+        "raw_path": b"/x",
+        "root_path": "",
+        "scheme": "http",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:2025"), (b"transfer-encoding", b"chunked")],
+        "server": ("127.0.0.1", 2025),
+        "client": ("127.0.0.1", 50000),
+        "http_version": "1.1",
+        "asgi": {"version": "3.0"},
+    }
+    await WALLED(scope, receive, send)
+    return answer["status"], read, answer.get("body", b"")
+
+
+async def test_a_chunked_body_is_counted_as_it_arrives_and_stopped_at_the_limit() -> None:
+    chunk = 64 * 1024
+    status, read, _ = await _send_in_chunks(10_000, chunk)  # 640 MB, were it all read
+    assert status == 413
+    assert read == DEFAULT_MAX_BODY_BYTES // chunk + 1  # not one chunk more than needed
+    status, read, body = await _send_in_chunks(3, 1000)
+    assert (status, read) == (200, 3)
+    assert json.loads(body)["body"] == " " * 3000
+
+
+@pytest.mark.parametrize("path", ["/threads/search", "/store/items", "/memory/facts/k"])
+async def test_json_nested_too_deep_is_refused_before_any_route_parses_it(path: str) -> None:
+    transport = httpx.ASGITransport(app=WALLED)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:2025") as client:
+        deep = await client.post(path, content="[" * 5000 + "]" * 5000)
+        over = await client.post(path, content=_nested(MAX_JSON_DEPTH + 1))
+        at_limit = await client.post(path, content=_nested(MAX_JSON_DEPTH))
+        text = await client.post(path, content=b"[[[[ not json " * 100)
+    assert (deep.status_code, over.status_code) == (422, 422)
+    assert f"more than {MAX_JSON_DEPTH} levels" in deep.json()["detail"]
+    assert (at_limit.status_code, text.status_code) == (200, 200)
+
+
+# --------------------------------------------------------------------------- store requests
+
+
+def _store_refusal(value: dict[str, Any]) -> str:
+    with pytest.raises(Auth.exceptions.HTTPException) as caught:
+        check_store_request(value)
+    assert caught.value.status_code == 422
+    return str(caught.value.detail)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"namespace": ("user_facts", "alice"), "key": "a\x00b"},
+        {"namespace": ("user_facts", "alice"), "key": "k\x1b[2J"},
+        {"namespace": ("user_facts", "alice\x00")},
+        {"namespace": ("user_facts", "al\nice")},
+        {"namespace": ("user_facts",), "suffix": ("\x9b",)},
+    ],
+)
+def test_a_store_key_or_label_with_a_control_character_is_refused(value: dict[str, Any]) -> None:
+    assert "control characters such as NUL" in _store_refusal(value)
+
+
+def test_a_store_value_may_hold_newlines_but_not_nul() -> None:
+    own = ("user_facts", "alice")
+    check_store_request({"namespace": own, "key": "k", "value": {"content": "two\nlines\t"}})
+    nested = {"content": "ok", "meta": {"tags": ["fine", "bad\x00"]}}
+    assert "may not contain NUL" in _store_refusal({"namespace": own, "value": nested})
+    assert "may not contain NUL" in _store_refusal({"namespace": own, "value": {"a\x00": 1}})
+
+
+@pytest.mark.parametrize("max_depth", [-1, 0, 101, 10**20, True, "2"])
+def test_a_namespace_listing_needs_a_sensible_max_depth(max_depth: object) -> None:
+    assert "max_depth" in _store_refusal({"namespace": ("user_facts", "a"), "max_depth": max_depth})
+
+
+def test_a_sensible_namespace_listing_passes() -> None:
+    check_store_request({"namespace": ("user_facts", "a"), "max_depth": 2, "limit": 100})
+    check_store_request({"namespace": None, "suffix": None, "max_depth": None})

@@ -1,13 +1,17 @@
-"""The server process's garbage collector is tuned once, on the server only, unless turned off."""
+"""The server process is tuned once, on the server only: its garbage collector (unless turned
+off) and the modes of the files it creates."""
 
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from assistant import process
+from assistant.constants import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from assistant.settings import DEFAULT_GC_THRESHOLD, get_process_settings
 
 
@@ -62,3 +66,42 @@ def test_a_bad_threshold_names_the_variable_and_the_value(
 def test_a_threshold_can_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSISTANT_GC_THRESHOLD", "2000")
     assert get_process_settings().gc_threshold == 2000
+
+
+@pytest.fixture
+def umask(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Restore the process's umask and the once-only flag afterwards."""
+    monkeypatch.setattr(process, "_private", False)
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+def test_on_the_server_files_it_creates_are_private(
+    umask: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runtime = tmp_path / ".langgraph_api"
+    runtime.mkdir(mode=0o755)
+    written = runtime / ".langgraph_ops.pckl"
+    written.write_bytes(b"threads and their messages")
+    written.chmod(0o644)
+    monkeypatch.setenv("LANGSERVE_GRAPHS", '{"assistant": "graph.py:graph"}')
+    assert process.keep_server_files_private() is True
+    assert runtime.stat().st_mode & 0o777 == PRIVATE_DIR_MODE == 0o700
+    assert written.stat().st_mode & 0o777 == PRIVATE_FILE_MODE == 0o600
+    saved = runtime / "store.pckl.tmp"  # how the dev runtime saves: a new file, then renamed
+    with open(saved, "wb") as file:
+        file.write(b"facts")
+    (tmp_path / "new-folder").mkdir()
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "new-folder").stat().st_mode & 0o777 == 0o700
+    assert process.keep_server_files_private() is False  # once per process
+
+
+def test_outside_the_server_the_umask_is_left_alone(
+    umask: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LANGSERVE_GRAPHS", raising=False)
+    assert process.keep_server_files_private() is False
+    assert os.umask(0o022) == 0o022

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -387,27 +388,46 @@ MAX_STORE_OFFSET = 1_000_000
 MAX_EPISODE_CHARS = 4000
 """Longest episode a client may put through the store API (embedding grows with text)."""
 
+MAX_NAMESPACE_DEPTH = 100
+"""Largest ``max_depth`` a namespace listing may ask for (the memory's namespaces have two
+labels; Postgres fails on one that does not fit its integers)."""
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""What a store key or namespace label may not hold: NUL (which Postgres cannot store) and
+every other control character."""
+
 
 def check_store_request(value: Mapping[str, Any]) -> None:
-    """Refuse a store request whose work is unbounded or whose parameters are invalid.
+    r"""Refuse a store request whose work is unbounded or whose parameters are invalid.
 
     A search query is embedded, so it is held to what a run's query is
     (`assistant.nodes.recall.MAX_QUERY_CHARS`); a fact put through the API to what the memory
     layer stores (`assistant.memory.MAX_FACT_CHARS`), an episode to `MAX_EPISODE_CHARS`.
-    ``limit`` and ``offset`` must be sensible whole numbers (the store answers 500 else).
+    ``limit``, ``offset`` and a listing's ``max_depth`` must be sensible whole numbers, keys
+    and namespace labels may not hold control characters (`CONTROL_CHARACTERS`), and a value
+    may not hold NUL (Postgres answers 500 to each of these).
 
     >>> check_store_request({"namespace": ("user_facts", "a"), "query": "tea", "limit": 10})
     >>> check_store_request({"query": "x" * 5000})
     Traceback (most recent call last):
     ...
     langgraph_sdk.auth.exceptions.HTTPException: ...
+    >>> check_store_request({"namespace": ("user_facts", "a"), "key": "k\x00"})
+    Traceback (most recent call last):
+    ...
+    langgraph_sdk.auth.exceptions.HTTPException: ...
     """
+    _check_store_names(value)
     query = value.get("query")
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
         raise _unprocessable(
             f"A store search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
         )
-    for name, low, high in (("limit", 1, MAX_STORE_LIMIT), ("offset", 0, MAX_STORE_OFFSET)):
+    for name, low, high in (
+        ("limit", 1, MAX_STORE_LIMIT),
+        ("offset", 0, MAX_STORE_OFFSET),
+        ("max_depth", 1, MAX_NAMESPACE_DEPTH),
+    ):
         number = value.get(name)
         if number is not None and (
             isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high
@@ -423,6 +443,29 @@ def check_store_request(value: Mapping[str, Any]) -> None:
         raise _unprocessable(
             f"Content put in {namespace[:1]} may be at most {most} characters, got {len(content)}."
         )
+
+
+def _check_store_names(value: Mapping[str, Any]) -> None:
+    """Refuse control characters in a store key or label, and NUL anywhere in a value.
+
+    Postgres cannot store NUL; other control characters, such as newlines, are fine in a value.
+    """
+    labels = [*(value.get("namespace") or ()), *(value.get("suffix") or ())]
+    for what, name in [("key", value.get("key")), *(("namespace label", x) for x in labels)]:
+        if isinstance(name, str) and CONTROL_CHARACTERS.search(name):
+            raise _unprocessable(
+                f"A store {what} may not contain control characters such as NUL, got {name!r:.80}."
+            )
+    pending: list[object] = [value.get("value")]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, str) and "\x00" in part:
+            raise _unprocessable(f"A store item's value may not contain NUL, got {part!r:.80}.")
+        if isinstance(part, Mapping):
+            pending.extend(part.keys())
+            pending.extend(part.values())
+        elif isinstance(part, list | tuple):
+            pending.extend(part)
 
 
 @auth.on.store()

@@ -10,7 +10,10 @@ __all__ = [
     "CONSOLE_PATH",
     "GRAPH_ID",
     "HEALTH_PATHS",
+    "MCP_PATH",
     "OWNER_KEY",
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
     "USER_PERMISSION",
 ]
 
@@ -19,6 +22,10 @@ CONSOLE_PATH = "/console"
 
 GRAPH_ID = "assistant"
 """The id langgraph.json gives the graph: the assistant the command line talks to."""
+
+MCP_PATH = "/memory/mcp"
+"""Where the user's memory is served over MCP (`assistant.mcp_server`); the platform keeps
+``/mcp`` for the graph itself."""
 
 HEALTH_PATHS = frozenset({"/ok", "/"})
 """The operator's health checks: answered to anyone, they say only that the server is up."""
@@ -35,3 +42,9 @@ USER_PERMISSION = "memory:own"
 ADMIN_IDENTITY = "langgraph-maintenance"
 """Identity of the maintenance token. Its power comes from the permission, and no user can
 share the name: user ids may not start with `langgraph`."""
+
+PRIVATE_FILE_MODE = 0o600
+"""Mode of a file the project writes with a user's data: its owner's alone."""
+
+PRIVATE_DIR_MODE = 0o700
+"""Mode of a folder of such files."""

@@ -17,7 +17,7 @@ from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import respond
-from assistant.process import tune_server_process
+from assistant.process import keep_server_files_private, tune_server_process
 from assistant.scope import warn_if_unauthenticated
 from assistant.state import InputState, State
 from assistant.tokens import count_messages_tokens
@@ -57,4 +57,5 @@ graph = builder.compile(name="assistant")
 
 warn_if_unauthenticated()
 patch_inmemory_store()  # the server's own in-memory store (make dev-memory), before its first batch
+keep_server_files_private()  # the dev runtime's pickles hold every user's messages
 tune_server_process()  # last: what the imports above left alive is frozen

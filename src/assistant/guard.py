@@ -16,7 +16,11 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
 3. With custom auth on, every request but the health checks (``/ok``, ``/``), the console
    page and CORS preflights must authenticate, so a route a future langgraph-api adds
    outside the auth layer is closed by default.
-4. Writes the platform does not send through auth handlers are refused for users: creating
+4. A request body is read once, counting bytes as they arrive, before any route parses it:
+   one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413, announced by
+   ``Content-Length`` or sent in chunks without one, and no more of it is read; JSON nested
+   deeper than `MAX_JSON_DEPTH` answers 422. The route then gets the same bytes.
+   Writes the platform does not send through auth handlers are refused for users: creating
    a thread with ``supersteps`` (prefilled state).
 5. The event stream of a thread the caller cannot read answers 404, as the thread does.
 6. With several users (JWTs or dev tokens), ``/metrics`` (every user's request counts) is
@@ -41,7 +45,7 @@ from assistant.auth import authenticate_token
 from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
 from assistant.settings import AuthSettings, custom_auth_configured, get_auth_settings
 
-__all__ = ["Guard", "is_loopback_host", "origin_allowed"]
+__all__ = ["MAX_JSON_DEPTH", "Guard", "is_loopback_host", "json_too_deep", "origin_allowed"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -65,8 +69,9 @@ NO_FRAMING = (
 )
 """Headers on every response: no page of the server may be shown inside another's frame."""
 
-MAX_BODY_BYTES = 10 * 1024 * 1024
-"""Largest ``POST /threads`` body the guard reads to look for ``supersteps``."""
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of objects and arrays a JSON body may have (a run's input needs about
+six). Parsers recurse on nesting: thousands of levels fail some of them with a 500."""
 
 
 def is_loopback_host(host: str) -> bool:
@@ -104,6 +109,37 @@ def origin_allowed(origin: str, own_origin: str | None, settings: AuthSettings) 
         return True
     parts = urlsplit(origin)
     return parts.scheme in ("http", "https") and is_loopback_host(parts.hostname or "")
+
+
+def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``body``, read as JSON, nests objects and arrays more than ``limit`` deep.
+
+    A body that is not JSON is not too deep: the route answers it as it does any bad body.
+    A body with no more brackets than ``limit`` is not even parsed.
+
+    >>> json_too_deep(b'{"messages": [{"content": "[[[[[["}]}', limit=3)  # strings don't count
+    False
+    >>> json_too_deep(b"[" * 5000 + b"]" * 5000), json_too_deep(b"not json [[[[", limit=2)
+    (True, False)
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    try:
+        payload = json.loads(body)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    containers: list[tuple[dict[str, Any] | list[Any], int]] = []
+    if isinstance(payload, dict | list):
+        containers.append((payload, 1))
+    while containers:
+        value, depth = containers.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        containers.extend((item, depth + 1) for item in children if isinstance(item, dict | list))
+    return False
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -180,12 +216,12 @@ class Guard:
                 return
             await _respond(send, *refusal)
             return
-        path, method = _route_path(scope), scope.get("method", "GET")
-        if method == "POST" and path.rstrip("/") == "/threads":
-            replay = await self._refuse_prefilled_state(scope, receive, send)
+        if scope["type"] == "http":
+            replay = await self._admit_body(scope, receive, send)
             if replay is None:
                 return
             receive = replay
+        path, method = _route_path(scope), scope.get("method", "GET")
         match = _STREAM_PATH.match(path)
         if method == "GET" and match and not await self._can_read_thread(scope, match["thread_id"]):
             await _respond(send, 404, f"Thread {match['thread_id']} not found.")
@@ -248,41 +284,43 @@ class Guard:
             authorization = f"Bearer {api_key}"
         return authenticate_token(authorization, settings)
 
-    async def _refuse_prefilled_state(
-        self, scope: Scope, receive: Receive, send: Send
-    ) -> Receive | None:
-        """Read the body of ``POST /threads``; refuse ``supersteps`` unless admin."""
+    async def _admit_body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """Read the body, at most the allowed size; refuse it, or replay it to the route.
+
+        Returns None when the request is answered here (413, 422, 403) or the client left.
+        """
+        limit = get_auth_settings().max_body_bytes
+        too_large = (
+            f"The request body is larger than this server accepts ({limit} bytes; an operator "
+            "can change ASSISTANT_MAX_BODY_BYTES)."
+        )
+        declared = _headers(scope).get("content-length", "").strip()
+        if declared.isdigit() and int(declared) > limit:
+            await _respond(send, 413, too_large)
+            return None
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return None  # the client left: nobody to answer
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                await _respond(send, 413, "Request body too large.")
+            if size > limit:
+                await _respond(send, 413, too_large)
                 return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        try:
-            payload = json.loads(body) if body.strip() else {}
-        except ValueError:
-            payload = {}
-        if isinstance(payload, dict) and payload.get("supersteps"):
-            permissions: list[str] = []
-            if custom_auth_configured():
-                caller = self._caller(_headers(scope), get_auth_settings())
-                permissions = list(caller.get("permissions", []))
-            if ADMIN_PERMISSION not in permissions:
-                await _respond(
-                    send,
-                    403,
-                    "A thread's state is written by the assistant: create the thread without "
-                    "supersteps and send messages as runs.",
-                )
+        if json_too_deep(body):
+            await _respond(
+                send, 422, f"JSON nested more than {MAX_JSON_DEPTH} levels deep is refused."
+            )
+            return None
+        path, method = _route_path(scope), scope.get("method", "GET")
+        if method == "POST" and path.rstrip("/") == "/threads":
+            if await self._refuse_prefilled_state(scope, body, send):
                 return None
         sent = False
 
@@ -294,6 +332,28 @@ class Guard:
             return await receive()
 
         return replay
+
+    async def _refuse_prefilled_state(self, scope: Scope, body: bytes, send: Send) -> bool:
+        """Refuse a ``POST /threads`` body with ``supersteps`` unless admin; True if refused."""
+        try:
+            payload = json.loads(body) if body.strip() else {}
+        except ValueError:
+            payload = {}
+        if not isinstance(payload, dict) or not payload.get("supersteps"):
+            return False
+        permissions: list[str] = []
+        if custom_auth_configured():
+            caller = self._caller(_headers(scope), get_auth_settings())
+            permissions = list(caller.get("permissions", []))
+        if ADMIN_PERMISSION in permissions:
+            return False
+        await _respond(
+            send,
+            403,
+            "A thread's state is written by the assistant: create the thread without "
+            "supersteps and send messages as runs.",
+        )
+        return True
 
     async def _can_read_thread(self, scope: Scope, thread_id: str) -> bool:
         """Ask the server itself, with the caller's headers, whether the thread exists."""

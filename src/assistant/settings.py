@@ -15,7 +15,7 @@ Groups and their variables (see ``.env.example`` for each one's meaning):
         ASSISTANT_EMBEDDINGS_API_KEY (these default to the model's endpoint and key).
     auth (`AUTH_ENV`): ASSISTANT_JWT_*, ASSISTANT_DEV_TOKENS, ASSISTANT_DEFAULT_USER,
         ASSISTANT_ADMIN_TOKEN, ASSISTANT_RUN_SETTINGS, ASSISTANT_CORS_ORIGINS,
-        ASSISTANT_ALLOWED_HOSTS, ASSISTANT_WEBHOOK_HOSTS.
+        ASSISTANT_ALLOWED_HOSTS, ASSISTANT_WEBHOOK_HOSTS, ASSISTANT_MAX_BODY_BYTES.
     storage (`STORAGE_ENV`): POSTGRES_URI, ASSISTANT_POSTGRES_DIR.
     process (`PROCESS_ENV`): ASSISTANT_GC_THRESHOLD, how the server's garbage collector runs.
     client (`CLIENT_ENV`): ASSISTANT_URL, ASSISTANT_TOKEN, for the command-line tools.
@@ -247,12 +247,19 @@ AUTH_ENV = (
     "ASSISTANT_CORS_ORIGINS",
     "ASSISTANT_ALLOWED_HOSTS",
     "ASSISTANT_WEBHOOK_HOSTS",
+    "ASSISTANT_MAX_BODY_BYTES",
 )
+
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+"""Largest request body the server reads by default (1 MiB); a run's input is far smaller."""
+
+MIN_MAX_BODY_BYTES = 1024
+"""Smallest ``ASSISTANT_MAX_BODY_BYTES`` accepted: below it, ordinary requests would fail."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class AuthSettings:
-    """How the server authenticates requests (see `assistant.auth`)."""
+    """How the server authenticates and admits requests (`assistant.auth`, `assistant.guard`)."""
 
     jwt_secret: str = ""
     """HS256 secret for users' bearer tokens; empty means JWTs are not accepted."""
@@ -280,6 +287,8 @@ class AuthSettings:
     """``Host`` names accepted besides loopback ones under `langgraph dev`."""
     webhook_hosts: tuple[str, ...] = ()
     """Hosts a run's ``webhook`` may call; empty means webhooks are off."""
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """Largest request body accepted, in bytes; a larger one is refused with 413 unread."""
 
 
 @_cached(AUTH_ENV)
@@ -287,8 +296,9 @@ def get_auth_settings(env: _Env) -> AuthSettings:
     """The auth settings (`AUTH_ENV`). Every request asks for them.
 
     Raises:
-        ValueError: ``ASSISTANT_DEV_TOKENS`` is not a list of ``token=user`` pairs, or a
-            number of seconds is not a whole number.
+        ValueError: ``ASSISTANT_DEV_TOKENS`` is not a list of ``token=user`` pairs, a
+            number of seconds is not a whole number, or ``ASSISTANT_MAX_BODY_BYTES`` is not
+            a whole number of at least `MIN_MAX_BODY_BYTES`.
     """
     tokens: dict[str, str] = {}
     for pair in filter(
@@ -301,6 +311,13 @@ def get_auth_settings(env: _Env) -> AuthSettings:
             )
         tokens[token.strip()] = user.strip()
     seconds = "whole number of seconds"
+    max_body_bytes = env.whole(
+        "ASSISTANT_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, what="whole number of bytes"
+    )
+    if max_body_bytes < MIN_MAX_BODY_BYTES:
+        raise ValueError(
+            f"ASSISTANT_MAX_BODY_BYTES must be at least {MIN_MAX_BODY_BYTES}, got {max_body_bytes}"
+        )
     return AuthSettings(
         jwt_secret=env.text("ASSISTANT_JWT_SECRET"),
         jwt_audience=env.text("ASSISTANT_JWT_AUDIENCE"),
@@ -315,6 +332,7 @@ def get_auth_settings(env: _Env) -> AuthSettings:
         cors_origins=env.items("ASSISTANT_CORS_ORIGINS", STUDIO_ORIGIN),
         allowed_hosts=env.items("ASSISTANT_ALLOWED_HOSTS", ""),
         webhook_hosts=tuple(host.lower() for host in env.items("ASSISTANT_WEBHOOK_HOSTS", "")),
+        max_body_bytes=max_body_bytes,
     )
 
 

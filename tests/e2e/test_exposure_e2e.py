@@ -189,6 +189,54 @@ async def test_a_run_cannot_make_the_server_call_a_private_address(
     )
 
 
+async def test_oversized_deep_or_nul_requests_answer_4xx_and_leave_the_server_working(
+    dev: DevServer, sdk: LangGraphClient, remembered: str
+) -> None:
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(32):
+            yield b" " * (64 * 1024)
+
+    deep = b'{"content": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    own = ["user_facts", "default-user"]
+    async with httpx.AsyncClient(base_url=dev.url, timeout=60) as http:
+        attacks = {
+            "POST /threads/search, 2 MiB chunked body": (
+                await http.post("/threads/search", content=chunked()),
+                413,
+            ),
+            "PATCH /memory/facts/{key}, JSON 5,000 deep": (
+                await http.patch("/memory/facts/x", content=deep),
+                422,
+            ),
+            "PUT /store/items, key 'a\\x00b'": (
+                await http.put(
+                    "/store/items", json={"namespace": own, "key": "a\x00b", "value": {"x": 1}}
+                ),
+                422,
+            ),
+            "POST /store/namespaces, max_depth -1": (
+                await http.post("/store/namespaces", json={"prefix": own, "max_depth": -1}),
+                422,
+            ),
+        }
+        console = await http.get("/console")
+    for attack, (response, status) in attacks.items():
+        record(
+            attack,
+            f"HTTP {status}",
+            f"HTTP {response.status_code}: {response_detail(response)}",
+            response.status_code == status,
+        )
+    record(
+        "after those: the console, the facts and a new turn",
+        "console 200; 'Lives in Paris' kept; the turn answers",
+        f"console HTTP {console.status_code}",
+        console.status_code == 200
+        and await _intact(sdk, remembered)
+        and await _start_run(sdk) == "accepted",
+    )
+
+
 # --------------------------------------------------------------------------- a real browser
 
 

@@ -7,10 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from rich.text import Text
 
 from assistant.cli.client import CliError, RunFailedError, Server, explain
-from assistant.cli.render import err, escape_markup, facts_table, out, threads_table
+from assistant.cli.render import (
+    err,
+    escape_markup,
+    facts_table,
+    out,
+    plain_text,
+    terminal_safe,
+    threads_table,
+)
 
 CHAT_HELP = (
     "/new starts a thread, /threads lists yours, /memories lists what I remember, "
@@ -96,8 +103,9 @@ class ChatSession:
 
     def run(self) -> None:
         """Chat until ``/quit``, Ctrl-D or Ctrl-C at the prompt."""
-        banner = Text(f"Chatting as {self.server.user_id}", style="bold")
-        banner.append(f" in thread {self.thread_id} on {self.server.connection.url}.\n")
+        banner = plain_text(f"Chatting as {self.server.user_id}", style="bold")
+        where = f" in thread {self.thread_id} on {self.server.connection.url}.\n"
+        banner.append(terminal_safe(where))
         banner.append(CHAT_HELP, style="dim")
         out.print(banner)
         while True:
@@ -126,7 +134,7 @@ class ChatSession:
         out.print("[bold green]assistant>[/] ", end="")
         try:
             for piece in self.server.stream_reply(self.thread_id, text):
-                out.print(piece, end="", markup=False)
+                out.print(terminal_safe(piece), end="", markup=False)
         except KeyboardInterrupt:
             out.print("\n[dim](stopped)[/]")
             return
@@ -142,23 +150,23 @@ class ChatSession:
         values = self.server.thread_values(self.thread_id)
         recalled = [*(values.get("profile") or []), *(values.get("recalled") or [])]
         contents = [str(fact.get("content", "")) for fact in recalled]
-        out.print(Text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
+        out.print(plain_text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
         metrics = values.get("metrics") or {}
         if metrics.get("extraction") == "failed":
             reason = str(metrics.get("extraction_reason") or "the server log says why")
             err.print(
-                Text(
+                plain_text(
                     f"  memory: nothing was saved from this message (extraction failed: {reason})",
                     style="yellow",
                 )
             )
         elif heard := memory_line(metrics):
-            out.print(Text(f"  memory: {heard}", style="dim"))
+            out.print(plain_text(f"  memory: {heard}", style="dim"))
         messages = values.get("messages") or []
         last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
         warning = (last.get("response_metadata") or {}).get("memory_warning")
         if warning:
-            err.print(Text(f"  warning: {warning}", style="yellow"))
+            err.print(plain_text(f"  warning: {warning}", style="yellow"))
         changed = {
             label: list(metrics.get(name) or [])
             for name, label in (
@@ -172,7 +180,7 @@ class ChatSession:
             for label, keys in changed.items():
                 if keys:
                     texts = [str(facts.get(key, {}).get("content", key)) for key in keys]
-                    out.print(Text(f"  {label}: {' · '.join(texts)}", style="dim"))
+                    out.print(plain_text(f"  {label}: {' · '.join(texts)}", style="dim"))
 
     def command(self, line: str) -> bool:
         """Run one ``/command``; False means leave the chat."""
@@ -182,13 +190,13 @@ class ChatSession:
             return False
         if name == "/new":
             self.thread_id = self.server.new_thread()
-            out.print(f"New thread {self.thread_id}.", markup=False)
+            out.print(terminal_safe(f"New thread {self.thread_id}."), markup=False)
         elif name == "/threads":
             threads = self.server.threads()
             out.print(threads_table(threads, current=self.thread_id) if threads else "No threads.")
         elif name == "/memories":
             facts = self.server.facts()
-            title = f"What I remember about {self.server.user_id}"
+            title = escape_markup(f"What I remember about {self.server.user_id}")
             out.print(facts_table(facts, title=title) if facts else "Nothing remembered yet.")
         elif name == "/forget":
             self.forget(rest)
@@ -204,7 +212,7 @@ class ChatSession:
             out.print("Say what to forget: /forget <some of the fact's text>.")
             return
         fact = best_match(self.server, text)
-        content = str(fact.get("content", ""))
+        content = terminal_safe(fact.get("content", ""))
         try:
             answer = read_line(f"Forget {escape_markup(repr(content))}? \\[y/N] ")
         except EOFError:
@@ -213,7 +221,7 @@ class ChatSession:
             out.print("Kept it.")
             return
         self.server.forget(str(fact["key"]))
-        out.print(Text(f"Forgotten: {content}"))
+        out.print(plain_text(f"Forgotten: {content}"))
 
 
 # --------------------------------------------------------------------------- commands

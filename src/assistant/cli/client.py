@@ -157,8 +157,8 @@ class Server:
             requested = self.connection.user
             if requested and requested != self._user_id:
                 err.print(
-                    f"[dim]Note: the server knows you as {self._user_id!r} from your token; "
-                    f"--user {escape_markup(requested)} is ignored.[/]"
+                    f"[dim]Note: the server knows you as {escape_markup(repr(self._user_id))} "
+                    f"from your token; --user {escape_markup(requested)} is ignored.[/]"
                 )
         return self._user_id
 
