@@ -96,6 +96,7 @@ BENCHES: tuple[Bench, ...] = (
         keep=("phase", "throughput ratio"),
     ),
     Bench("scale", ("bench/scale.py",)),
+    Bench("mcp_latency", ("bench/mcp_latency.py",)),
 )
 
 

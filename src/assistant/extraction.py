@@ -112,12 +112,18 @@ class Extraction:
 # --------------------------------------------------------------------------- extracting
 
 
-async def extract(scope: RunScope, batch: Sequence[Said]) -> Extraction:
-    """One extraction call on ``batch``; record each message's outcome; release held ones."""
+async def extract(
+    scope: RunScope, batch: Sequence[Said], *, via: str = "chat", client: str | None = None
+) -> Extraction:
+    """One extraction call on ``batch``; record each message's outcome; release held ones.
+
+    ``via`` and ``client`` name the path the messages came by in the audit trail: the chat
+    (the default), or an agent over MCP (`assistant.mcp_server`).
+    """
     for thread_id in {said.thread_id or scope.thread_id or "" for said in batch}:
         _cancel_timer(scope.user_id, thread_id)  # every held message of theirs is in ``batch``
     try:
-        report = await _extract(scope, batch)
+        report = await _extract(scope, batch, via=via, client=client)
     except Exception as error:
         logger.exception("Remembering this turn failed; the reply stands")
         _count(scope.context, error)
@@ -136,7 +142,9 @@ async def extract(scope: RunScope, batch: Sequence[Said]) -> Extraction:
     return result
 
 
-async def _extract(scope: RunScope, batch: Sequence[Said]) -> ConsolidationReport:
+async def _extract(
+    scope: RunScope, batch: Sequence[Said], *, via: str, client: str | None
+) -> ConsolidationReport:
     context, user_id, store = scope.context, scope.user_id, scope.store
     text = "\n\n".join(said.text for said in batch)
     known = await known_facts(store, user_id, text)
@@ -156,6 +164,8 @@ async def _extract(scope: RunScope, batch: Sequence[Said]) -> ConsolidationRepor
         # messages belongs to no one turn of this thread.
         thread_id=scope.thread_id if own else None,
         message_id=(batch[-1].id or None) if own else None,
+        via=via,
+        client=client,
     )
 
 

@@ -35,8 +35,10 @@ __all__ = [
     "RunScope",
     "node_scope",
     "request_scope",
+    "request_user_id",
     "require_store",
     "resolve_user_id",
+    "server_request_scope",
     "tool_scope",
     "warn_if_unauthenticated",
 ]
@@ -116,8 +118,8 @@ def tool_scope(runtime: ToolRuntime[Context, Any]) -> RunScope:
     )
 
 
-def request_scope(request: Request, store: BaseStore | None) -> RunScope:
-    """The scope of an HTTP request to the memory routes.
+def request_user_id(request: Request) -> str:
+    """Whose memory an HTTP request to the memory routes (or ``/memory/mcp``) acts on.
 
     Raises:
         HTTPException: 401 when auth is on and the request carries no usable identity,
@@ -129,13 +131,38 @@ def request_scope(request: Request, store: BaseStore | None) -> RunScope:
         identity = getattr(user, "identity", None)
         if not identity or not permissions & API_PERMISSIONS:
             raise HTTPException(401, "Sign in: send 'Authorization: Bearer <token>'.")
-        user_id = str(identity)
-    else:
-        try:
-            user_id = validate_user_id(request.query_params.get("user_id") or Context().user_id)
-        except InvalidUserIdError as error:
-            raise HTTPException(400, str(error)) from error
-    return RunScope(user_id=user_id, thread_id=None, store=require_store(store), context=Context())
+        return str(identity)
+    try:
+        return validate_user_id(request.query_params.get("user_id") or Context().user_id)
+    except InvalidUserIdError as error:
+        raise HTTPException(400, str(error)) from error
+
+
+def request_scope(request: Request, store: BaseStore | None) -> RunScope:
+    """The scope of an HTTP request to the memory routes.
+
+    Raises:
+        HTTPException: as `request_user_id`.
+    """
+    return RunScope(
+        user_id=request_user_id(request),
+        thread_id=None,
+        store=require_store(store),
+        context=Context(),
+    )
+
+
+async def server_request_scope(request: Request) -> RunScope:
+    """`request_scope` with the running server's store (for ``webapp`` and ``mcp_server``).
+
+    ``langgraph.config.get_store()`` would be the public way to the store, but in
+    langgraph-api 0.16.7 custom routes get a store captured before the server applied
+    langgraph.json's store config, which holds none of the data runs write. The server's
+    own accessor is fresh.
+    """
+    from langgraph_api.store import get_store as server_store
+
+    return request_scope(request, await server_store())
 
 
 def warn_if_unauthenticated() -> None:

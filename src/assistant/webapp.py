@@ -18,6 +18,9 @@
                                             (kept, nothing, skipped, failed), newest first
   ========  ==============================  ========================================
 
+* ``/memory/mcp``: the same memory for the user's other agents, over MCP (Streamable
+  HTTP), with the same identity (`assistant.mcp_server`).
+
 With custom auth (langgraph.json sets ``enable_custom_route_auth``) the user is the
 authenticated identity. Without it, as in ``make demo``, the routes take ``?user_id=``
 like runs take ``context.user_id``, and are as unprotected as those runs.
@@ -26,6 +29,8 @@ like runs take ``context.user_id``, and are as unprotected as those runs.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
@@ -38,10 +43,11 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from assistant import memory
-from assistant.constants import CONSOLE_PATH
+from assistant.constants import CONSOLE_PATH, MCP_PATH
 from assistant.guard import Guard
+from assistant.mcp_server import MemoryMCP
 from assistant.nodes.recall import MAX_QUERY_CHARS
-from assistant.scope import RunScope, request_scope
+from assistant.scope import RunScope, server_request_scope
 
 __all__ = ["app"]
 
@@ -50,16 +56,8 @@ CONSOLE_HTML = resources.files("assistant").joinpath("console.html").read_text(e
 
 
 async def _scope(request: Request) -> RunScope:
-    """Who the request acts for, and the server's store.
-
-    ``langgraph.config.get_store()`` would be the public way to the store, but in
-    langgraph-api 0.16.7 custom routes get a store captured before the server applied
-    langgraph.json's store config, which holds none of the data runs write. The server's
-    own accessor is fresh.
-    """
-    from langgraph_api.store import get_store as server_store
-
-    return request_scope(request, await server_store())
+    """Who the request acts for, and the server's store."""
+    return await server_request_scope(request)
 
 
 def _fact(item: Item) -> dict[str, Any]:
@@ -151,10 +149,8 @@ async def forget_fact(request: Request) -> Response:
 async def list_episodes(request: Request) -> JSONResponse:
     """The caller's past conversations."""
     scope = await _scope(request)
-    user_id = scope.user_id
-    found = await scope.store.asearch(memory.user_episodes_namespace(user_id), limit=200)
-    episodes = sorted((item.value for item in found), key=lambda v: v.get("ended_at", ""))
-    return JSONResponse({"episodes": episodes[::-1]})
+    episodes = await memory.list_episodes(scope.store, scope.user_id)
+    return JSONResponse({"episodes": [item.value for item in episodes]})
 
 
 async def list_audit(request: Request) -> JSONResponse:
@@ -180,6 +176,17 @@ async def console(request: Request) -> HTMLResponse:
     return HTMLResponse(CONSOLE_HTML)
 
 
+memory_mcp = MemoryMCP()
+"""``/memory/mcp``: the user's memory for their other agents (`assistant.mcp_server`)."""
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Run the MCP sessions while the server runs (LangGraph Server runs this app's lifespan)."""
+    async with memory_mcp.run():
+        yield
+
+
 app = Starlette(
     routes=[
         Route(CONSOLE_PATH, console, methods=["GET"]),
@@ -190,8 +197,10 @@ app = Starlette(
         Route("/memory/episodes", list_episodes, methods=["GET"]),
         Route("/memory/audit", list_audit, methods=["GET"]),
         Route("/memory/heard", list_heard, methods=["GET"]),
+        Route(MCP_PATH, memory_mcp, methods=["GET", "POST", "DELETE"]),
     ],
     middleware=[Middleware(Guard)],
+    lifespan=lifespan,
 )
 """The custom routes; langgraph.json's ``http.app`` points here.
 

@@ -16,17 +16,22 @@ import signal
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+import httpx2
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, Implementation, TextContent
 
+from assistant.constants import MCP_PATH
 from devserver import DevServer
 from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
     ScriptedLog,
@@ -309,6 +314,42 @@ def connect(server: DevServer, token: str | None = None) -> LangGraphClient:
     """
     headers = {"Authorization": f"Bearer {token}"} if token is not None else None
     return get_client(url=server.url, api_key=None, headers=headers)
+
+
+@asynccontextmanager
+async def mcp_session(
+    server: DevServer,
+    token: str | None = None,
+    *,
+    client: str = "e2e-agent",
+    headers: dict[str, str] | None = None,
+    user_id: str | None = None,
+    handshake: bool = True,
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP session with the server's ``/memory/mcp``, through the SDK's client.
+
+    ``client`` is the ``clientInfo.name`` it gives; ``user_id`` is sent as ``?user_id=``
+    (what a server without auth goes by). ``handshake=False`` speaks protocol 2026-07-28
+    (``server/discover``, no ``initialize``, no session: the name goes with each request).
+    """
+    sent = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    sent.update(headers or {})
+    query = f"?user_id={user_id}" if user_id else ""
+    async with (
+        httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
+        streamable_http_client(f"{server.url}{MCP_PATH}{query}", http_client=http) as streams,
+        ClientSession(*streams, client_info=Implementation(name=client, version="1.0")) as session,
+    ):
+        if handshake:
+            await session.initialize()
+        else:
+            await session.discover()
+        yield session
+
+
+def tool_text(result: CallToolResult) -> str:
+    """The text a tool call answered (what the client's model reads)."""
+    return "\n".join(part.text for part in result.content if isinstance(part, TextContent))
 
 
 def cli_env(url: str, token: str | None = None) -> dict[str, str]:

@@ -32,9 +32,11 @@ from e2e_helpers import (
     AttackLog,
     concrete,
     connect,
+    mcp_session,
     print_past_capture,
     response_detail,
     route_list,
+    tool_text,
 )
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -483,6 +485,69 @@ async def test_store_requests_that_cost_unbounded_work_or_are_invalid_are_refuse
             world.alice.store.search_items(own, **{name: bad}),
             422,
         )
+    await expect_refused(
+        "alice store.list_namespaces(prefix=own, max_depth=-1)",
+        world.alice.store.list_namespaces(prefix=own, max_depth=-1),
+        422,
+        "max_depth",
+    )
+    store = world.alice.store
+    nul_key_attacks: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("put_item(key='a\\x00b')", lambda: store.put_item(own, "a\x00b", VALUE)),
+        ("get_item(key='a\\x00b')", lambda: store.get_item(own, "a\x00b")),
+        ("delete_item(key='a\\x1b[2J')", lambda: store.delete_item(own, "a\x1b[2J")),
+        (
+            "search_items(('user_facts','alice\\x00'))",
+            lambda: store.search_items([own[0], "alice\x00"]),
+        ),
+    ]
+    for what, call in nul_key_attacks:  # Postgres answered 500 to each
+        await expect_refused(f"alice store.{what}", call(), 422, "control characters such as NUL")
+    await expect_refused(
+        "alice store.put_item(content with NUL)",
+        world.alice.store.put_item(own, "nul", {"content": "Likes \x00tea"}),
+        422,
+        "may not contain NUL",
+    )
+    assert "Likes \x00tea" not in await alice_facts(world)
+
+
+async def test_bodies_too_large_or_too_deep_are_refused_before_any_route_reads_them(
+    world: World,
+) -> None:
+    alice = {**bearer(token("alice")), "Content-Type": "application/json"}
+    megabyte = 1024 * 1024
+    big = b'{"metadata": {"pad": "' + b"x" * (2 * megabyte) + b'"}}'
+
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(64):
+            yield b" " * (64 * 1024)
+
+    deep = b'{"input": {"messages": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=60) as http:
+        sized = await http.post("/threads", content=big, headers=alice)
+        streamed = await http.post("/threads/search", content=chunked(), headers=alice)
+        nested = await http.post(f"/threads/{world.alice_thread}/runs", content=deep, headers=alice)
+        nested_store = await http.put("/store/items", content=deep, headers=alice)
+        after = await http.post("/threads/search", json={"limit": 1}, headers=alice)
+    for attack, response, status, detail in (
+        ("alice POST /threads, 2 MiB body (Content-Length)", sized, 413, "MAX_BODY_BYTES"),
+        ("alice POST /threads/search, 4 MiB chunked body", streamed, 413, "MAX_BODY_BYTES"),
+        ("alice runs.create, input JSON 5,000 deep", nested, 422, "more than 64 levels"),
+        ("alice PUT /store/items, JSON 5,000 deep", nested_store, 422, "more than 64 levels"),
+    ):
+        record(
+            attack,
+            f"HTTP {status} ({detail}) before any route parses it",
+            f"HTTP {response.status_code}: {response_detail(response)}",
+            response.status_code == status and detail in response_detail(response),
+        )
+    record(
+        "alice POST /threads/search after those",
+        "HTTP 200: the server is fine",
+        f"HTTP {after.status_code}",
+        after.status_code == 200,
+    )
 
 
 async def test_alice_can_use_her_own_namespaces(world: World) -> None:
@@ -757,6 +822,50 @@ async def test_memory_tools_reach_only_the_callers_memory(world: World) -> None:
         "bob's memory unchanged (tools reach only alice's)",
         f"tools {tools}; bob has {bob_contents}",
         "search_memory" in tools and bob_contents == BOB_FACTS,
+    )
+    await assert_bob_untouched(world)
+
+
+# --------------------------------------------------------------------------- memory over MCP
+
+
+async def test_the_mcp_tools_reach_only_the_callers_memory(world: World) -> None:
+    """Alice's MCP client (``/memory/mcp``) tries Bob's words and Bob's fact keys."""
+    alice_facts_before = await alice_facts(world)
+    async with mcp_session(world.server, token("alice"), client="alice-agent") as session:
+        found = tool_text(
+            await session.call_tool("search_memories", {"query": "Bob lives in Paris", "limit": 50})
+        )
+        record(
+            "alice MCP search_memories('Bob lives in Paris')",
+            "none of bob's facts",
+            found[:90],
+            not any(fact in found for fact in BOB_FACTS),
+        )
+        listed = tool_text(await session.call_tool("list_memories", {}))
+        record(
+            "alice MCP list_memories()",
+            "only alice's facts",
+            listed[:90],
+            not any(fact in listed for fact in BOB_FACTS),
+        )
+        for key in world.bob_fact_keys:
+            for name, arguments in (
+                ("forget_memory", {"key": key}),
+                ("correct_memory", {"key": key, "text": "Lives in Lyon"}),
+            ):
+                result = await session.call_tool(name, arguments)
+                record(
+                    f"alice MCP {name}(<bob's key>)",
+                    "tool error: no such key",
+                    tool_text(result)[:90],
+                    result.is_error and "No fact has the key" in tool_text(result),
+                )
+    record(
+        "alice's own memory after the MCP attempts (control)",
+        "unchanged",
+        f"{len(alice_facts_before)} fact(s) before and after",
+        await alice_facts(world) == alice_facts_before,
     )
     await assert_bob_untouched(world)
 

@@ -10,6 +10,7 @@ forgotten here lands in the same audit trail as one forgotten in the console::
     assistant memories heard                # what memory made of your latest messages
     assistant memories export -o me.json    # facts, episodes, audit trail and what was heard
     assistant threads list | show ID | delete ID
+    assistant mcp                           # your memory for a stdio MCP client
 
 ``--url`` and ``--token`` default to ASSISTANT_URL (http://127.0.0.1:2025) and
 ASSISTANT_TOKEN. With auth on the server, the token says who you are; a server without

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
+import anyio
 import httpx
 import typer
 from rich.panel import Panel
-from rich.text import Text
 from typer.core import TyperGroup
 
+from assistant.cli import bridge
 from assistant.cli.chat import ChatSession, best_match
 from assistant.cli.client import CliError, Connection, Server, explain
 from assistant.cli.render import (
@@ -22,9 +23,13 @@ from assistant.cli.render import (
     heard_table,
     metrics_table,
     out,
+    plain_text,
     print_messages,
+    terminal_safe,
+    terminal_safe_json,
     threads_table,
 )
+from assistant.constants import PRIVATE_FILE_MODE
 
 
 def _fail(message: str) -> NoReturn:
@@ -148,7 +153,8 @@ def memories_list(
     server = _server(ctx, user)
     facts = server.facts(include_superseded=all_)
     if facts:
-        out.print(facts_table(facts, title=f"Facts about {server.user_id}", history=all_))
+        title = escape_markup(f"Facts about {server.user_id}")
+        out.print(facts_table(facts, title=title, history=all_))
     else:
         out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
     _print_heard(server, limit=LISTED_HEARD)
@@ -187,7 +193,7 @@ def memories_search(
     if not facts:
         out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
         return
-    out.print(facts_table(facts, title=f"Facts matching {query!r}"))
+    out.print(facts_table(facts, title=escape_markup(f"Facts matching {query!r}")))
 
 
 @memories_app.command("forget")
@@ -200,12 +206,12 @@ def memories_forget(
     """Forget one fact, by key or by its best match for some text."""
     server = _server(ctx, user)
     fact = best_match(server, target)
-    content = str(fact.get("content", ""))
+    content = terminal_safe(fact.get("content", ""))
     if not yes and not typer.confirm(f"Forget {content!r}?", default=False):
         out.print("Kept it.")
         return
     server.forget(str(fact["key"]))
-    out.print(Text(f"Forgotten: {content}"))
+    out.print(plain_text(f"Forgotten: {content}"))
 
 
 @memories_app.command("export")
@@ -228,16 +234,28 @@ def memories_export(
         "audit": server.audit(),
         "heard": server.heard(limit=100),
     }
-    text = json.dumps(export, ensure_ascii=False, indent=2)
+    text = terminal_safe_json(export)
     if output is None:
         typer.echo(text)
         return
-    output.write_text(text + "\n", encoding="utf-8")
+    write_private_text(output, text + "\n")
     out.print(
         f"Wrote {len(export['facts'])} facts, {len(export['episodes'])} episodes and "
         f"{len(export['audit'])} audit entries to {output}.",
         markup=False,
     )
+
+
+def write_private_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that only its owner can read it (0600).
+
+    A file already there is truncated and made 0600 too, so an export never lands in a
+    file that others could read.
+    """
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    with open(descriptor, "w", encoding="utf-8") as file:
+        os.fchmod(descriptor, PRIVATE_FILE_MODE)
+        file.write(text)
 
 
 @threads_app.command("list")
@@ -264,10 +282,12 @@ def threads_show(
     server = _server(ctx, user)
     server.thread(thread_id)
     values = server.thread_values(thread_id)
-    out.print(Text(f"Thread {thread_id}", style="bold"))
+    out.print(plain_text(f"Thread {thread_id}", style="bold"))
     print_messages(list(values.get("messages") or []))
     if summary := str(values.get("summary") or ""):
-        out.print(Panel(Text(summary), title="Summary of earlier messages", title_align="left"))
+        out.print(
+            Panel(plain_text(summary), title="Summary of earlier messages", title_align="left")
+        )
     if metrics := values.get("metrics"):
         out.print(metrics_table(metrics))
 
@@ -287,6 +307,19 @@ def threads_delete(
         return
     server.delete_thread(thread_id)
     out.print(f"Deleted thread {thread_id}.", markup=False)
+
+
+@app.command("mcp")
+def mcp_bridge(ctx: typer.Context, user: UserOption = None) -> None:
+    """Serve your memory to an MCP client over stdio, through the server's /memory/mcp.
+
+    For clients that only start local MCP servers: configure them to run `assistant mcp`
+    (with ASSISTANT_URL and ASSISTANT_TOKEN in its environment). Messages go to the server
+    unchanged, with your token; nothing but MCP is written to stdout.
+    """
+    server = _server(ctx, user)
+    server.user_id  # noqa: B018 (a refused token or a server that is down fails here, readably)
+    anyio.run(bridge.serve, server.connection)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from assistant.memory.consolidate import (
     MemoryOperations,
     apply_operations,
 )
-from assistant.memory.episodes import recall_episodes, save_episode
+from assistant.memory.episodes import list_episodes, recall_episodes, save_episode
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -83,6 +83,7 @@ __all__ = [
     "hold_message",
     "is_users_own_namespace",
     "list_audit",
+    "list_episodes",
     "list_heard",
     "list_memories",
     "make_store",

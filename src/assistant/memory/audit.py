@@ -7,7 +7,9 @@ Entries live in ``("user_audit", user_id)``, one item each, and are never edited
 
 ``via`` says which path made the change: ``chat`` (the assistant's memory tools, or
 consolidation superseding a fact the user contradicted), ``console`` (the web page),
-``cli`` (the ``assistant`` command) or ``api`` (any other client of the HTTP API).
+``cli`` (the ``assistant`` command), ``mcp`` (an agent over MCP, ``/memory/mcp``) or
+``api`` (any other client of the HTTP API). An entry made over MCP also names the
+``client`` (the ``clientInfo.name`` of its MCP handshake, e.g. ``"claude-code"``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,24 @@ from langgraph.store.base import BaseStore
 from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_audit_namespace
 
-__all__ = ["list_audit", "record_audit"]
+__all__ = ["client_detail", "list_audit", "record_audit"]
 
 LIST_LIMIT = 1000
+
+MAX_CLIENT_CHARS = 100
+"""Longest client name kept in an entry (the name is whatever the client says it is)."""
+
+
+def client_detail(client: str | None) -> dict[str, str]:
+    """The ``client`` field of an entry: the client's name on one line, cut; none if unknown.
+
+    >>> client_detail("claude-code")
+    {'client': 'claude-code'}
+    >>> client_detail(None), client_detail("  ")
+    ({}, {})
+    """
+    name = " ".join((client or "").split())[:MAX_CLIENT_CHARS]
+    return {"client": name} if name else {}
 
 
 async def record_audit(

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, Field
 
-from assistant.memory.audit import record_audit
+from assistant.memory.audit import client_detail, record_audit
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -152,13 +152,17 @@ async def apply_operations(
     min_confidence: float,
     thread_id: str | None = None,
     message_id: str | None = None,
+    via: str = "chat",
+    client: str | None = None,
 ) -> ConsolidationReport:
     """Carry out the model's ``operations`` against the ``known`` facts it was shown.
 
     ``target`` numbers refer to ``known`` (1-based). Operations below
     ``min_confidence``, with empty or oversized content, or with a target that does
     not exist are dropped or downgraded (an update or supersede of an unknown target
-    becomes an add), so a confused model cannot damage stored facts.
+    becomes an add), so a confused model cannot damage stored facts. ``via`` and
+    ``client`` say in the audit trail where a superseding message came from
+    (`assistant.memory.audit`).
     """
     report = ConsolidationReport()
     await _embed_together(store, operations, min_confidence)
@@ -241,10 +245,11 @@ async def apply_operations(
                 fact_key=target.key,
                 content=str(target.value.get("content", "")),
                 actor=user_id,
-                via="chat",
+                via=via,
                 thread_id=thread_id,
                 new_content=content,
                 new_fact_key=new_key,
+                **client_detail(client),
             )
             report.superseded.append(target.key)
             report.added.append(new_key)

@@ -23,7 +23,7 @@ from assistant.memory.index import hybrid_search, record_write
 from assistant.memory.namespaces import user_episodes_namespace
 from assistant.memory.records import episode_record
 
-__all__ = ["recall_episodes", "save_episode"]
+__all__ = ["list_episodes", "recall_episodes", "save_episode"]
 
 
 async def save_episode(
@@ -76,3 +76,16 @@ async def recall_episodes(
         now=now,
     )
     return [item for item in found if item.key != exclude_thread_id][:limit]
+
+
+LIST_LIMIT = 200
+"""Most episodes `list_episodes` reads."""
+
+
+async def list_episodes(
+    store: BaseStore, user_id: str, *, limit: int = LIST_LIMIT
+) -> list[SearchItem]:
+    """The user's episodes (one per past conversation), the most recently ended first."""
+    found = await store.asearch(user_episodes_namespace(user_id), limit=LIST_LIMIT)
+    found.sort(key=lambda item: str(item.value.get("ended_at", "")), reverse=True)
+    return found[:limit]

@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.audit import record_audit
+from assistant.memory.audit import client_detail, record_audit
 from assistant.memory.facts import delete_memory, get_memory, normalize_fact, supersede_memory
 from assistant.memory.heard import forget_heard
 
@@ -24,11 +24,13 @@ async def forget_memory(
     actor: str,
     via: str,
     thread_id: str | None = None,
+    client: str | None = None,
 ) -> dict[str, Any] | None:
     """Delete one fact because the user asked, and record it in the audit trail.
 
     The record of what was heard keeps that the messages behind it were kept, not their
-    words. Returns the audit entry, or None when the fact does not exist.
+    words. ``client`` names the program that asked (an MCP client's name), when known.
+    Returns the audit entry, or None when the fact does not exist.
     """
     item = await get_memory(store, user_id, key)
     if item is None:
@@ -44,6 +46,7 @@ async def forget_memory(
         actor=actor,
         via=via,
         thread_id=thread_id,
+        **client_detail(client),
     )
 
 
@@ -56,6 +59,7 @@ async def correct_memory(
     actor: str,
     via: str,
     thread_id: str | None = None,
+    client: str | None = None,
 ) -> str:
     """Replace a fact the user corrected; the old one is kept as superseded history.
 
@@ -91,5 +95,6 @@ async def correct_memory(
         thread_id=thread_id,
         new_content=content,
         new_fact_key=new_key,
+        **client_detail(client),
     )
     return new_key
