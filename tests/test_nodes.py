@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import re
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,7 +22,7 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import prompts
 from assistant.context import Context
-from assistant.memory import InvalidUserIdError, save_memory
+from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
 from assistant.tokens import count_message_tokens, count_messages_tokens, count_text_tokens
 from helpers import (
@@ -253,6 +254,29 @@ async def test_stored_fact_records_where_it_was_learned(
     assert item.value["pinned"] is False  # "other" is not profile material by default
     assert item.value["mentions"] == 1
     assert item.value["history"] == []
+
+
+async def test_a_fact_keeps_when_it_was_said_and_what_it_answered(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    # What recall reads beside the words (issue 21): the question a fragment answers, the
+    # turn, the time. A question worded like the assistant's then finds the fragment.
+    patch_model(
+        ["What is your cat called?", "Cute!", "Mochi, of course."],
+        structured=[operations_json(), adds_json(("Mochi, a tabby", "relationship", 0.9))],
+    )
+    await chat("I finally adopted a cat!", thread_id="thread-cat")
+    before = datetime.now(UTC)
+    await chat("Mochi, a tabby", thread_id="thread-cat")
+
+    [item] = await store.asearch(("user_facts", "default-user"))
+    for other in ("Has a dog named Rex", "Works as a nurse", "Likes green tea"):
+        await save_memory(store, "default-user", other)
+    assert item.value["context"] == "What is your cat called?"
+    assert item.value["turn"] == 1  # the thread's second user message
+    assert datetime.fromisoformat(item.value["said_at"]) >= before
+    [found] = await recall(store, "default-user", "what is my cat called?", limit=1)
+    assert found.key == item.key
 
 
 async def test_chinese_facts_stay_chinese(

@@ -82,15 +82,26 @@ class Said:
     thread_id: str = ""
     held_at: str = ""
     """When it was held for a batch (ISO time); empty for a message not held."""
+    said_at: str = ""
+    """When the user said it (ISO time); empty: now."""
+    context: str = ""
+    """What came just before it in the thread (the assistant's last words, shortened): the
+    question a fragment like "Mochi, a tabby" answers. Recall reads it (`provenance`)."""
+    turn: int | None = None
+    """Its number among the thread's user messages (from 0)."""
 
     @classmethod
     def from_held(cls, record: dict[str, Any]) -> Said:
         """A message from its held record (`assistant.memory.held`)."""
+        turn = record.get("turn")
         return cls(
             id=str(record.get("id", "")),
             text=str(record.get("text", "")),
             thread_id=str(record.get("thread_id", "")),
             held_at=str(record.get("at", "")),
+            said_at=str(record.get("at", "")),
+            context=str(record.get("context", "")),
+            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
         )
 
     def held_record(self) -> dict[str, Any]:
@@ -166,7 +177,30 @@ async def _extract(
         message_id=(batch[-1].id or None) if own else None,
         via=via,
         client=client,
+        metadata=provenance(batch, own=own),
     )
+
+
+def provenance(batch: Sequence[Said], *, own: bool) -> dict[str, Any]:
+    """What recall can use about where the facts of ``batch`` were said.
+
+    ``said_at`` (its last message's time) dates them; for a single message of this thread,
+    ``turn`` places them in it and ``context`` keeps what they answered, so a question
+    worded like the assistant's question finds the fact (`assistant.memory.lexical`). A
+    batch of several messages has no one turn or context.
+
+    >>> provenance([Said(id="m", text="Mochi, a tabby", said_at="2026-03-01T10:00:00+00:00",
+    ...     context="What is your cat called?", turn=3)], own=True)
+    {'said_at': '2026-03-01T10:00:00+00:00', 'context': 'What is your cat called?', 'turn': 3}
+    """
+    last = batch[-1]
+    found: dict[str, Any] = {"said_at": last.said_at or last.held_at or _now()}
+    if len(batch) == 1 and own:
+        if last.context:
+            found["context"] = last.context
+        if last.turn is not None:
+            found["turn"] = last.turn
+    return found
 
 
 async def known_facts(store: BaseStore, user_id: str, text: str) -> list[Item]:
@@ -279,6 +313,10 @@ async def held(scope: RunScope, *, other_threads: bool = False) -> list[Said]:
     return [Said.from_held(record) for record in records]
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
 def waited(batch: Sequence[Said]) -> float:
     """Seconds since the oldest of ``batch`` was held (unknown counts as long ago)."""
     try:
@@ -297,7 +335,13 @@ async def hold(scope: RunScope, said: Said, held: Sequence[Said]) -> list[Said]:
     """
     assert scope.thread_id, "only a message of a thread is held"
     record = await memory.hold_message(
-        scope.store, scope.user_id, thread_id=scope.thread_id, message_id=said.id, text=said.text
+        scope.store,
+        scope.user_id,
+        thread_id=scope.thread_id,
+        message_id=said.id,
+        text=said.text,
+        context=said.context,
+        turn=said.turn,
     )
     batch = [*(other for other in held if other.id != said.id), Said.from_held(record)]
     if len(batch) < HOLD_BATCH:

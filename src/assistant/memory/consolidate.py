@@ -14,7 +14,7 @@ says it. This module checks those decisions and carries them out, so that:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -154,8 +154,12 @@ async def apply_operations(
     message_id: str | None = None,
     via: str = "chat",
     client: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> ConsolidationReport:
     """Carry out the model's ``operations`` against the ``known`` facts it was shown.
+
+    ``metadata`` goes on every fact written (where and when it was said: ``said_at``,
+    ``context``, ``turn``; see `assistant.extraction.provenance`).
 
     ``target`` numbers refer to ``known`` (1-based). Operations below
     ``min_confidence``, with empty or oversized content, or with a target that does
@@ -165,6 +169,7 @@ async def apply_operations(
     (`assistant.memory.audit`).
     """
     report = ConsolidationReport()
+    said = dict(metadata or {})
     await _embed_together(store, operations, min_confidence)
     by_text = {normalize_fact(str(item.value.get("content", ""))): item for item in known}
     added_now: set[str] = set()
@@ -205,6 +210,7 @@ async def apply_operations(
                 pinned=pinned,
                 thread_id=thread_id,
                 message_id=message_id,
+                **said,
             )
             report.added.append(key)
             before[key] = None
@@ -223,6 +229,7 @@ async def apply_operations(
                 category=category,
                 confidence=max(operation.confidence, float(previous or 0.0)),
                 pinned=pinned,
+                **said,
             )
             report.updated.append(target.key)
             touched.add(target.key)
@@ -237,6 +244,7 @@ async def apply_operations(
                 confidence=operation.confidence,
                 pinned=pinned or bool(target.value.get("pinned")),
                 message_id=message_id,
+                **said,
             )
             await record_audit(
                 store,

@@ -7,7 +7,8 @@ together with others (when, is said there). One item per message means that two 
 releasing messages at once can only extract one twice (consolidation then finds it already
 known), never drop one::
 
-    {"thread_id": "...", "id": "<message id>", "text": "...", "at": "2026-..."}
+    {"thread_id": "...", "id": "<message id>", "text": "...", "at": "2026-...",
+     "context": "<what the assistant said just before>", "turn": 3}
 """
 
 from __future__ import annotations
@@ -31,10 +32,27 @@ def _key(thread_id: str, message_id: str) -> str:
 
 
 async def hold_message(
-    store: BaseStore, user_id: str, *, thread_id: str, message_id: str, text: str
+    store: BaseStore,
+    user_id: str,
+    *,
+    thread_id: str,
+    message_id: str,
+    text: str,
+    context: str = "",
+    turn: int | None = None,
 ) -> dict[str, Any]:
-    """Hold a message of ``thread_id`` for a batch; return its record."""
-    record = {"thread_id": thread_id, "id": message_id, "text": text, "at": now_iso()}
+    """Hold a message of ``thread_id`` for a batch; return its record.
+
+    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction`).
+    """
+    record: dict[str, Any] = {
+        "thread_id": thread_id,
+        "id": message_id,
+        "text": text,
+        "at": now_iso(),
+        "context": context,
+        "turn": turn,
+    }
     key = _key(thread_id, message_id)
     await store.aput(user_held_namespace(user_id), key, record, index=False)
     return record

@@ -12,8 +12,10 @@ can see whether what they said was kept.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from assistant import extraction, gate
@@ -33,7 +35,13 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     if not isinstance(latest, HumanMessage):
         return {"metrics": _metrics(turn, "skipped", "no new user message")}
     scope = node_scope(runtime)
-    said = Said(id=latest.id or "", text=latest.text)
+    said = Said(
+        id=latest.id or "",
+        text=latest.text,
+        said_at=datetime.now(UTC).isoformat(),
+        context=_answered(messages),
+        turn=sum(isinstance(m, HumanMessage) for m in messages) - 1,
+    )
     verdict = await _judge(said.text)
     decision = verdict.decision
     if decision == "hold" and (scope.context.extraction_hold_s <= 0 or not scope.thread_id):
@@ -59,6 +67,26 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
         metrics["added"], metrics["updated"] = report.added, report.updated
         metrics["superseded"], metrics["confirmed"] = report.superseded, report.confirmed
     return {"metrics": metrics}
+
+
+MAX_CONTEXT_CHARS = 300
+"""How much of the assistant's last words a fact keeps as its ``context``."""
+
+
+def _answered(messages: Sequence[AnyMessage]) -> str:
+    """The assistant's words just before the latest message: what it may answer (their end,
+    where a question usually is).
+
+    >>> _answered([AIMessage("What is your cat called?"), HumanMessage("Mochi")])
+    'What is your cat called?'
+    >>> _answered([HumanMessage("hi")])
+    ''
+    """
+    before = messages[-2] if len(messages) > 1 else None
+    if not isinstance(before, AIMessage):
+        return ""
+    text = " ".join(before.text.split())
+    return text if len(text) <= MAX_CONTEXT_CHARS else text[-MAX_CONTEXT_CHARS:]
 
 
 async def _judge(text: str) -> gate.Verdict:
