@@ -17,7 +17,7 @@ small request. It reads signals that hold in every language the embeddings cover
    ``hold_threshold`` (set so that nearly every fact in its training data reaches it) the
    message is skipped; from ``extract_threshold`` it is extracted at once; in between it is
    held, to be extracted together with other messages (one call for several). It is trained
-   on labelled messages in 20 languages (``bench/gate.py --train`` writes
+   on labelled messages in 24 languages (``bench/gate.py --train`` writes
    ``gate_classifier.json`` and ``gate_neighbours.npz`` beside this module) and measured on
    separate labelled sets (``bench/data/heard/``).
 
