@@ -510,3 +510,55 @@ async def test_superseded_facts_never_reach_the_prompt(
     # Nor the extractor's list of known facts, so it cannot be superseded twice.
     await chat("I used to enjoy Hangzhou tea houses", thread_id="thread-b")
     assert between(rule_based_model.prompts("remember")[-1], "known_facts") == "1. Lives in Chengdu"
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _known(*contents: str) -> list[Item]:
+    stamp = datetime(2026, 1, 1)
+    return [
+        Item(value={"content": c}, key=f"k{n}", namespace=(), created_at=stamp, updated_at=stamp)
+        for n, c in enumerate(contents, 1)
+    ]
+
+
+def _op(action: str, content: str, target: int | None = None, confidence: float = 0.9) -> Any:
+    return MemoryOperation.model_validate(
+        {
+            "action": action,
+            "content": content,
+            "category": "other",
+            "confidence": confidence,
+            "target": target,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("operations", "expected"),
+    [
+        # too unsure, empty or oversized: dropped
+        ([_op("add", "Likes tea", confidence=0.1), _op("add", "  ")], []),
+        ([_op("add", "x" * 501)], []),
+        # the same fact twice in one message: written once
+        ([_op("add", "Likes tea"), _op("add", "likes tea.")], [("add", "Likes tea", None)]),
+        # a known fact word for word: confirmed, whatever the model said
+        ([_op("add", "lives in hangzhou")], [("skip", "lives in hangzhou", "k1")]),
+        # an update or supersede of a fact that does not exist: an add
+        ([_op("supersede", "Lives in Chengdu", target=9)], [("add", "Lives in Chengdu", None)]),
+        ([_op("update", "Works as a nurse", target=0)], [("add", "Works as a nurse", None)]),
+        # a skip of nothing does nothing
+        ([_op("skip", "Likes tea")], []),
+        # each known fact changes at most once per turn
+        (
+            [_op("supersede", "Lives in Chengdu", 1), _op("update", "Lives in Xi'an", 1)],
+            [("supersede", "Lives in Chengdu", "k1")],
+        ),
+    ],
+)
+def test_the_plan_keeps_a_confused_model_from_damaging_facts(
+    operations: list[MemoryOperation], expected: list[tuple[str, str, str | None]]
+) -> None:
+    steps = memory.consolidate.plan(operations, _known("Lives in Hangzhou"), min_confidence=0.5)
+    assert [(s.action, s.content, s.target and s.target.key) for s in steps] == expected

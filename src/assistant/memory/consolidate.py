@@ -143,6 +143,185 @@ async def _embed_together(
             await embeddings.aembed_documents(texts)
 
 
+@dataclass(frozen=True)
+class Step:
+    """One write that consolidation decided on: what to do, to which known fact."""
+
+    action: Literal["add", "update", "supersede", "skip"]
+    content: str
+    category: str
+    confidence: float
+    pinned: bool
+    """Whether the written fact belongs to the profile."""
+    profile: bool | None
+    """What the model said about the profile (None: it did not say)."""
+    target: Item | None = None
+    """The known fact it changes or confirms (None for ``add``)."""
+
+
+def plan(
+    operations: Sequence[MemoryOperation], known: Sequence[Item], *, min_confidence: float
+) -> list[Step]:
+    """The writes the model's ``operations`` come to, checked against the ``known`` facts.
+
+    No store is read: a confused model is kept from damaging stored facts here. Operations
+    below ``min_confidence`` or with empty or oversized content are dropped; a fact said
+    twice in one message is written once; one already known word for word becomes a
+    *skip* of it; an *update* or *supersede* of a target that does not exist becomes an
+    *add*; a *skip* with no target does nothing; and each known fact is changed at most
+    once per turn.
+
+    >>> known = [Item(value={"content": "Lives in Hangzhou"}, key="k1", namespace=(),
+    ...     created_at="2026-01-01T00:00:00", updated_at="2026-01-01T00:00:00")]
+    >>> ops = [MemoryOperation(action="add", content="lives in hangzhou", category="location",
+    ...     confidence=0.9), MemoryOperation(action="supersede", content="Lives in Chengdu",
+    ...     category="location", confidence=0.9, target=7)]
+    >>> [(step.action, step.content, step.target and step.target.key)
+    ...     for step in plan(ops, known, min_confidence=0.5)]
+    [('skip', 'lives in hangzhou', 'k1'), ('add', 'Lives in Chengdu', None)]
+    """
+    by_text = {normalize_fact(str(item.value.get("content", ""))): item for item in known}
+    written: set[str] = set()
+    targeted: set[str] = set()
+    steps: list[Step] = []
+    for operation in operations:
+        content = _usable_content(operation, min_confidence)
+        if content is None or (text := normalize_fact(content)) in written:
+            continue
+        action, target = _action(operation, known, by_text.get(text))
+        if target is not None and target.key in targeted:
+            continue
+        if action == "skip" and target is None:
+            continue
+        category = _category(operation)
+        steps.append(
+            Step(
+                action=action,
+                content=content,
+                category=category,
+                confidence=operation.confidence,
+                pinned=_pinned(operation, category),
+                profile=operation.profile,
+                target=target,
+            )
+        )
+        if action in ("add", "supersede"):
+            written.add(text)
+        if target is not None:
+            targeted.add(target.key)
+    return steps
+
+
+def _action(
+    operation: MemoryOperation, known: Sequence[Item], same: Item | None
+) -> tuple[Literal["add", "update", "supersede", "skip"], Item | None]:
+    """What ``operation`` comes to, and its target: ``same`` is a known fact with its words."""
+    if same is not None and operation.action != "skip":
+        return "skip", same
+    target = None
+    if operation.target is not None and 1 <= operation.target <= len(known):
+        target = known[operation.target - 1]
+    if operation.action == "add" or target is None and operation.action != "skip":
+        return "add", None
+    return operation.action, target
+
+
+@dataclass
+class _Writer:
+    """Carries out planned steps for one turn, and keeps what the turn changed."""
+
+    store: BaseStore
+    user_id: str
+    thread_id: str | None
+    message_id: str | None
+    via: str
+    client: str | None
+    said: dict[str, Any]
+    """Where and when the facts were said, put on every fact written."""
+    report: ConsolidationReport = field(default_factory=ConsolidationReport)
+    before: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    """Each changed fact's value before the turn (None: new), to undo a rolled-back turn."""
+
+    async def write(self, step: Step) -> None:
+        if step.action == "add":
+            await self._add(step)
+            return
+        assert step.target is not None
+        fresh = await get_memory(self.store, self.user_id, step.target.key)
+        if fresh is None or not is_current(fresh.value):
+            return  # changed meanwhile (e.g. corrected or forgotten by a tool)
+        self.before[fresh.key] = dict(fresh.value)
+        if step.action == "update":
+            await self._update(step, fresh)
+        elif step.action == "supersede":
+            await self._supersede(step, fresh)
+        else:
+            await confirm_memory(self.store, self.user_id, fresh.key, pinned=step.profile)
+            self.report.confirmed.append(fresh.key)
+
+    async def _add(self, step: Step) -> None:
+        key = await save_memory_once(
+            self.store,
+            self.user_id,
+            step.content,
+            category=step.category,
+            confidence=step.confidence,
+            pinned=step.pinned,
+            thread_id=self.thread_id,
+            message_id=self.message_id,
+            **self.said,
+        )
+        self.report.added.append(key)
+        self.before[key] = None
+
+    async def _update(self, step: Step, target: Item) -> None:
+        # rewording a profile fact keeps it in the profile, unless the model said otherwise
+        pinned = True if step.profile is None and target.value.get("pinned") else step.pinned
+        previous = float(target.value.get("confidence", 0.0) or 0.0)
+        await update_memory(
+            self.store,
+            self.user_id,
+            target.key,
+            step.content,
+            thread_id=self.thread_id,
+            category=step.category,
+            confidence=max(step.confidence, previous),
+            pinned=pinned,
+            **self.said,
+        )
+        self.report.updated.append(target.key)
+
+    async def _supersede(self, step: Step, target: Item) -> None:
+        new_key = await supersede_memory(
+            self.store,
+            self.user_id,
+            target.key,
+            step.content,
+            thread_id=self.thread_id,
+            category=step.category,
+            confidence=step.confidence,
+            pinned=step.pinned or bool(target.value.get("pinned")),
+            message_id=self.message_id,
+            **self.said,
+        )
+        await record_audit(
+            self.store,
+            self.user_id,
+            action="supersede",
+            fact_key=target.key,
+            content=str(target.value.get("content", "")),
+            actor=self.user_id,
+            via=self.via,
+            thread_id=self.thread_id,
+            new_content=step.content,
+            new_fact_key=new_key,
+            **client_detail(self.client),
+        )
+        self.report.superseded.append(target.key)
+        self.report.added.append(new_key)
+        self.before[new_key] = None
+
+
 async def apply_operations(
     store: BaseStore,
     user_id: str,
@@ -158,116 +337,20 @@ async def apply_operations(
 ) -> ConsolidationReport:
     """Carry out the model's ``operations`` against the ``known`` facts it was shown.
 
-    ``metadata`` goes on every fact written (where and when it was said: ``said_at``,
-    ``context``, ``turn``; see `assistant.extraction.provenance`).
-
-    ``target`` numbers refer to ``known`` (1-based). Operations below
-    ``min_confidence``, with empty or oversized content, or with a target that does
-    not exist are dropped or downgraded (an update or supersede of an unknown target
-    becomes an add), so a confused model cannot damage stored facts. ``via`` and
+    ``target`` numbers refer to ``known`` (1-based); `plan` decides what is written, so a
+    confused model cannot damage stored facts, and each write then checks that its target
+    is still current. ``metadata`` goes on every fact written (where and when it was said:
+    ``said_at``, ``context``, ``turn``; see `assistant.extraction.provenance`). ``via`` and
     ``client`` say in the audit trail where a superseding message came from
-    (`assistant.memory.audit`).
+    (`assistant.memory.audit`). With ``thread_id`` and ``message_id``, what the turn changed
+    is recorded, so that a rolled-back turn can be undone (`assistant.memory.turns`).
     """
-    report = ConsolidationReport()
-    said = dict(metadata or {})
     await _embed_together(store, operations, min_confidence)
-    by_text = {normalize_fact(str(item.value.get("content", ""))): item for item in known}
-    added_now: set[str] = set()
-    touched: set[str] = set()
-    before: dict[str, dict[str, Any] | None] = {}
-    for operation in operations:
-        content = _usable_content(operation, min_confidence)
-        if content is None:
-            continue
-        text = normalize_fact(content)
-        if text in added_now:
-            continue  # the same fact twice in one message
-        category = _category(operation)
-        pinned = _pinned(operation, category)
-        target = None
-        if operation.target is not None and 1 <= operation.target <= len(known):
-            target = known[operation.target - 1]
-        action = operation.action
-        if text in by_text and action != "skip":
-            action, target = "skip", by_text[text]
-        if target is not None and target.key in touched:
-            continue  # one change per fact per turn
-        if action in ("update", "supersede") and target is None:
-            action = "add"
-        if target is not None and action != "add":
-            fresh = await get_memory(store, user_id, target.key)
-            if fresh is None or not is_current(fresh.value):
-                continue  # changed meanwhile (e.g. corrected or forgotten by a tool)
-            target = fresh
-            before[target.key] = dict(target.value)
-        if action == "add":
-            key = await save_memory_once(
-                store,
-                user_id,
-                content,
-                category=category,
-                confidence=operation.confidence,
-                pinned=pinned,
-                thread_id=thread_id,
-                message_id=message_id,
-                **said,
-            )
-            report.added.append(key)
-            before[key] = None
-            added_now.add(text)
-            touched.add(key)
-        elif action == "update" and target is not None:
-            if operation.profile is None and target.value.get("pinned"):
-                pinned = True  # rewording a profile fact keeps it in the profile
-            previous = target.value.get("confidence", 0.0)
-            await update_memory(
-                store,
-                user_id,
-                target.key,
-                content,
-                thread_id=thread_id,
-                category=category,
-                confidence=max(operation.confidence, float(previous or 0.0)),
-                pinned=pinned,
-                **said,
-            )
-            report.updated.append(target.key)
-            touched.add(target.key)
-        elif action == "supersede" and target is not None:
-            new_key = await supersede_memory(
-                store,
-                user_id,
-                target.key,
-                content,
-                thread_id=thread_id,
-                category=category,
-                confidence=operation.confidence,
-                pinned=pinned or bool(target.value.get("pinned")),
-                message_id=message_id,
-                **said,
-            )
-            await record_audit(
-                store,
-                user_id,
-                action="supersede",
-                fact_key=target.key,
-                content=str(target.value.get("content", "")),
-                actor=user_id,
-                via=via,
-                thread_id=thread_id,
-                new_content=content,
-                new_fact_key=new_key,
-                **client_detail(client),
-            )
-            report.superseded.append(target.key)
-            report.added.append(new_key)
-            before[new_key] = None
-            added_now.add(text)
-            touched.update({target.key, new_key})
-        elif action == "skip" and target is not None:
-            await confirm_memory(store, user_id, target.key, pinned=operation.profile)
-            report.confirmed.append(target.key)
-            touched.add(target.key)
-    if before and thread_id and message_id:
-        await record_turn(store, user_id, thread_id=thread_id, message_id=message_id, before=before)
-    return report
+    writer = _Writer(store, user_id, thread_id, message_id, via, client, dict(metadata or {}))
+    for step in plan(operations, known, min_confidence=min_confidence):
+        await writer.write(step)
+    if writer.before and thread_id and message_id:
+        await record_turn(
+            store, user_id, thread_id=thread_id, message_id=message_id, before=writer.before
+        )
+    return writer.report
