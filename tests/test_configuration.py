@@ -31,6 +31,7 @@ def test_env_example_names_every_setting_the_assistant_reads() -> None:
         *settings.STORAGE_ENV,
         *settings.CLIENT_ENV,
         *settings.PROCESS_ENV,
+        *settings.RETENTION_ENV,
     }
     assert ours - set(settings.SERVER_ENV) - documented == set()
 

@@ -187,7 +187,8 @@ async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail
     [entry] = await memory.list_audit(store, USER)
     assert entry["action"] == "forget"
     assert entry["fact_key"] == home
-    assert entry["content"] == lang.facts[0]
+    assert entry["content"] == memory.FORGOTTEN and entry["forgotten"] is True  # no words
+    assert lang.facts[0] not in str(entry)
     assert entry["actor"] == USER
     assert entry["via"] == "chat"
     assert entry["thread_id"] == "thread-forget"
@@ -433,11 +434,13 @@ async def test_audit_trail_lists_forget_and_correct_newest_first(store: InMemory
     audit = await memory.list_audit(store, USER)
     assert [entry["action"] for entry in audit] == ["correct", "forget"]
     correct, forget = audit
-    assert forget == forgotten
+    assert forgotten is not None and forget == forgotten.entry
+    assert forgotten.content == "Lives in Hangzhou"  # for the reply, kept nowhere
     assert forget == {
         "action": "forget",
         "fact_key": home,
-        "content": "Lives in Hangzhou",
+        "content": memory.FORGOTTEN,
+        "forgotten": True,
         "actor": USER,
         "via": "console",
         "thread_id": None,

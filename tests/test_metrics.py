@@ -94,9 +94,10 @@ async def test_metrics_name_the_facts_added_and_superseded(
     ]
 
     await forget_memory(store, USER, chengdu, actor=USER, via="console")
-    heard = await list_heard(store, USER)  # forgotten: the words of the message that said it go
-    assert [h["excerpt"] for h in heard] == ["thanks!", "", "I live in Hangzhou"]
+    heard = await list_heard(store, USER)  # forgotten: the words of the messages that said it go,
+    assert [h["excerpt"] for h in heard] == ["thanks!", "", ""]  # its earlier version's too
     assert heard[1]["outcome"] == "kept" and heard[1]["forgotten"] is True
+    assert await get_memory(store, USER, hangzhou) is None
 
 
 async def test_a_message_the_model_found_nothing_in_says_so(

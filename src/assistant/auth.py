@@ -21,7 +21,8 @@ Authorization:
   since an assistant's context could point memory elsewhere.
 * The HTTP store API is confined to ``("user_facts", <identity>)`` and
   ``("user_episodes", <identity>)``: any other namespace, a prefix of them, or a
-  deeper one is refused with 403, never rewritten.
+  deeper one is refused with 403, never rewritten. A fact put or deleted there is
+  written by the memory layer (`assistant.store_api`).
 * ``ASSISTANT_ADMIN_TOKEN``, when set, is a maintenance token (``admin`` permission)
   that reaches every thread and namespace, for retention jobs. Keep it secret.
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
@@ -59,7 +60,9 @@ from assistant.memory import (
 )
 from assistant.nodes.recall import MAX_QUERY_CHARS, prefetch_query
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
+from assistant.scope import server_store
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
+from assistant.store_api import is_fact_write, write_through_memory
 
 logger = logging.getLogger(__name__)
 
@@ -470,15 +473,22 @@ def _check_store_names(value: Mapping[str, Any]) -> None:
 
 @auth.on.store()
 async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
-    """Confine the HTTP store API to the caller's own memory namespaces."""
+    """Confine the HTTP store API to the caller's own memory namespaces.
+
+    A put or delete of a fact is then carried out by the memory layer
+    (`assistant.store_api`), audited ``via="api"``; a fact it refuses answers 422.
+    """
     check_store_request(value)
-    if _is_admin(ctx):
-        return True
     namespace = tuple(value.get("namespace") or ())
     identity = _identity(ctx)
-    if is_users_own_namespace(namespace, identity):
-        return True
-    raise _forbidden(
-        f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "
-        f"('{EPISODES_NAMESPACE}', '{identity}'); got namespace={namespace!r}."
-    )
+    if not _is_admin(ctx) and not is_users_own_namespace(namespace, identity):
+        raise _forbidden(
+            f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "
+            f"('{EPISODES_NAMESPACE}', '{identity}'); got namespace={namespace!r}."
+        )
+    if is_fact_write(ctx.action, value):
+        try:
+            await write_through_memory(await server_store(), ctx.action, value, actor=identity)
+        except ValueError as error:  # an invalid user id (admin) or a refused fact
+            raise _unprocessable(str(error)) from error
+    return True

@@ -344,7 +344,7 @@ async def forget_memory(
     key = _key(key)
     caller = await _caller()
     scope = caller.scope
-    entry = await memory.forget_memory(
+    forgotten = await memory.forget_memory(
         scope.store,
         scope.user_id,
         key,
@@ -352,9 +352,9 @@ async def forget_memory(
         via=VIA,
         client=caller.client,
     )
-    if entry is None:
+    if forgotten is None:
         raise ToolError(_NO_SUCH_KEY.format(key=key))
-    return f"Forgotten: {entry['content']}"
+    return f"Forgotten: {forgotten.content}"
 
 
 async def recent_episodes(

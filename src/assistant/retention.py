@@ -1,4 +1,4 @@
-"""Retention: summarise idle threads into episodes, delete old threads, prune old facts.
+"""Retention: summarise idle threads into episodes, delete old threads, facts and audit entries.
 
 Checkpoints grow with every turn and LangGraph keeps them until told otherwise. Run
 
@@ -8,7 +8,9 @@ against a server (``--url``, default ``ASSISTANT_URL`` or http://127.0.0.1:2025)
 maintenance token (``--token``, default ``ASSISTANT_TOKEN``; the server must have the same
 value in ``ASSISTANT_ADMIN_TOKEN``), or with no token against a server without auth.
 ``--dry-run`` lists what would go. Current facts and episodes are never touched: a fact
-only becomes prunable once it was superseded more than ``--superseded-days`` ago.
+only becomes prunable once it was superseded more than ``--superseded-days`` ago. Audit
+entries older than ``--audit-days`` (default ``ASSISTANT_AUDIT_DAYS``, a year) are deleted
+too, since a correction's entry keeps both wordings.
 
 ``--episodes-after-hours H`` first saves an episode for every thread idle for H hours that
 has none yet (a thread that never grew long enough to be compressed), by summarising its
@@ -36,10 +38,15 @@ from langgraph_sdk.client import LangGraphClient
 
 from assistant import models, prompts
 from assistant.history import format_transcript, truncate_text
-from assistant.memory import FACTS_NAMESPACE, InvalidUserIdError, user_episodes_namespace
+from assistant.memory import (
+    AUDIT_NAMESPACE,
+    FACTS_NAMESPACE,
+    InvalidUserIdError,
+    user_episodes_namespace,
+)
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import episode_record
-from assistant.settings import get_client_settings
+from assistant.settings import get_client_settings, get_retention_settings
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
 
@@ -57,6 +64,8 @@ class RetentionReport:
     """Ids of threads idle for longer than the limit."""
     facts: list[tuple[str, str]] = field(default_factory=list)
     """``(user_id, key)`` of superseded facts older than the limit."""
+    audit: list[tuple[str, str]] = field(default_factory=list)
+    """``(user_id, key)`` of audit entries older than the limit."""
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -144,20 +153,45 @@ async def save_idle_episodes(
     return saved
 
 
-async def _old_superseded(client: LangGraphClient, cutoff: datetime) -> list[tuple[str, str]]:
+async def _user_namespaces(client: LangGraphClient, label: str) -> list[list[str]]:
+    """Every ``(label, user)`` namespace in the store, a page at a time."""
+    found: list[list[str]] = []
+    offset = 0
+    while True:
+        page = await client.store.list_namespaces(
+            prefix=[label], max_depth=2, limit=PAGE, offset=offset
+        )
+        found += [list(namespace) for namespace in page["namespaces"] if len(namespace) == 2]
+        if len(page["namespaces"]) < PAGE:
+            return found
+        offset += PAGE
+
+
+async def _older(
+    client: LangGraphClient,
+    label: str,
+    field_name: str,
+    cutoff: datetime,
+    *,
+    status: str | None = None,
+) -> list[tuple[str, str]]:
+    """``(user, key)`` of each item of each user's ``label`` namespace older than ``cutoff``.
+
+    An item's age is its ``field_name``; with ``status``, only items of that status count.
+    """
     old: list[tuple[str, str]] = []
-    namespaces = await client.store.list_namespaces(prefix=[FACTS_NAMESPACE], max_depth=2)
-    for namespace in namespaces["namespaces"]:
-        if len(namespace) != 2:
-            continue
+    for namespace in await _user_namespaces(client, label):
         offset = 0
         while True:
             found = await client.store.search_items(
-                namespace, filter={"status": "superseded"}, limit=PAGE, offset=offset
+                namespace,
+                filter={"status": status} if status else None,
+                limit=PAGE,
+                offset=offset,
             )
             for item in found["items"]:
-                until = _parse_time(item["value"].get("valid_until"))
-                if until is not None and until < cutoff:
+                when = _parse_time(item["value"].get(field_name))
+                if when is not None and when < cutoff:
                     old.append((namespace[1], item["key"]))
             if len(found["items"]) < PAGE:
                 break
@@ -170,24 +204,44 @@ async def prune(
     *,
     idle_days: float,
     superseded_days: float,
+    audit_days: float | None = None,
     dry_run: bool = False,
     now: datetime | None = None,
 ) -> RetentionReport:
-    """Delete threads idle for ``idle_days`` and facts superseded ``superseded_days`` ago."""
-    if idle_days <= 0 or superseded_days <= 0:
+    """Delete idle threads, long-superseded facts and old audit entries.
+
+    Threads idle for ``idle_days``, facts superseded ``superseded_days`` ago, and audit
+    entries older than ``audit_days`` (default: ``ASSISTANT_AUDIT_DAYS``). A superseded
+    fact is deleted through the store API, which forgets it in the memory layer: its
+    earlier versions and its words in the audit trail go with it, and the user's trail
+    records the deletion by the maintenance identity.
+    """
+    if audit_days is None:
+        audit_days = get_retention_settings().audit_days
+    if idle_days <= 0 or superseded_days <= 0 or audit_days <= 0:
         raise ValueError(
-            f"Limits must be positive, got idle_days={idle_days} superseded_days={superseded_days}"
+            f"Limits must be positive, got idle_days={idle_days} "
+            f"superseded_days={superseded_days} audit_days={audit_days}"
         )
     now = now or datetime.now(UTC)
     report = RetentionReport(
         threads=await _idle_threads(client, now - timedelta(days=idle_days)),
-        facts=await _old_superseded(client, now - timedelta(days=superseded_days)),
+        facts=await _older(
+            client,
+            FACTS_NAMESPACE,
+            "valid_until",
+            now - timedelta(days=superseded_days),
+            status="superseded",
+        ),
+        audit=await _older(client, AUDIT_NAMESPACE, "at", now - timedelta(days=audit_days)),
     )
     if not dry_run:
         for thread_id in report.threads:
             await client.threads.delete(thread_id)
         for user_id, key in report.facts:
             await client.store.delete_item([FACTS_NAMESPACE, user_id], key)
+        for user_id, key in report.audit:
+            await client.store.delete_item([AUDIT_NAMESPACE, user_id], key)
     return report
 
 
@@ -199,6 +253,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--token", default=token, help="maintenance token (ASSISTANT_TOKEN)")
     parser.add_argument("--idle-days", type=float, required=True)
     parser.add_argument("--superseded-days", type=float, required=True)
+    parser.add_argument(
+        "--audit-days",
+        type=float,
+        default=get_retention_settings().audit_days,
+        help="delete audit entries older than this (ASSISTANT_AUDIT_DAYS, default 365)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="list, delete nothing")
     parser.add_argument(
         "--episodes-after-hours",
@@ -217,16 +277,22 @@ def main(argv: list[str] | None = None) -> None:
             client,
             idle_days=args.idle_days,
             superseded_days=args.superseded_days,
+            audit_days=args.audit_days,
             dry_run=args.dry_run,
         )
 
     report = asyncio.run(run())
     verb = "would delete" if args.dry_run else "deleted"
-    print(f"{verb} {len(report.threads)} idle thread(s) and {len(report.facts)} old fact(s)")
+    print(
+        f"{verb} {len(report.threads)} idle thread(s), {len(report.facts)} old fact(s) and "
+        f"{len(report.audit)} old audit entr{'y' if len(report.audit) == 1 else 'ies'}"
+    )
     for thread_id in report.threads:
         print(f"  thread {thread_id}")
     for user_id, key in report.facts:
         print(f"  fact {user_id}/{key}")
+    for user_id, key in report.audit:
+        print(f"  audit {user_id}/{key}")
 
 
 if __name__ == "__main__":

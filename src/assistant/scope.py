@@ -39,6 +39,7 @@ __all__ = [
     "require_store",
     "resolve_user_id",
     "server_request_scope",
+    "server_store",
     "tool_scope",
     "warn_if_unauthenticated",
 ]
@@ -152,16 +153,22 @@ def request_scope(request: Request, store: BaseStore | None) -> RunScope:
     )
 
 
-async def server_request_scope(request: Request) -> RunScope:
-    """`request_scope` with the running server's store (for ``webapp`` and ``mcp_server``).
+async def server_store() -> BaseStore:
+    """The running server's store, for code outside a run (routes, auth handlers).
 
     ``langgraph.config.get_store()`` would be the public way to the store, but in
     langgraph-api 0.16.7 custom routes get a store captured before the server applied
     langgraph.json's store config, which holds none of the data runs write. The server's
     own accessor is fresh.
     """
-    from langgraph_api.store import get_store as server_store
+    from langgraph_api.store import get_store
 
+    store: BaseStore = await get_store()
+    return store
+
+
+async def server_request_scope(request: Request) -> RunScope:
+    """`request_scope` with the running server's store (for ``webapp`` and ``mcp_server``)."""
     return request_scope(request, await server_store())
 
 

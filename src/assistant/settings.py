@@ -19,6 +19,8 @@ Groups and their variables (see ``.env.example`` for each one's meaning):
     storage (`STORAGE_ENV`): POSTGRES_URI, ASSISTANT_POSTGRES_DIR.
     process (`PROCESS_ENV`): ASSISTANT_GC_THRESHOLD, how the server's garbage collector runs.
     client (`CLIENT_ENV`): ASSISTANT_URL, ASSISTANT_TOKEN, for the command-line tools.
+    retention (`RETENTION_ENV`): ASSISTANT_AUDIT_DAYS, how long the retention job keeps
+        audit entries.
     server (`SERVER_ENV`): what LangGraph Server sets: LANGGRAPH_AUTH (custom auth is on),
         LANGSERVE_GRAPHS (this process is the server), LANGSMITH_LANGGRAPH_API_VARIANT
         (``local_dev`` under `langgraph dev`), N_JOBS_PER_WORKER (runs at once),
@@ -53,6 +55,8 @@ __all__ = [
     "ModelSettings",
     "PROCESS_ENV",
     "ProcessSettings",
+    "RETENTION_ENV",
+    "RetentionSettings",
     "SERVER_ENV",
     "STORAGE_ENV",
     "STUDIO_ORIGIN",
@@ -64,6 +68,7 @@ __all__ = [
     "get_embedding_settings",
     "get_model_settings",
     "get_process_settings",
+    "get_retention_settings",
     "names_another_graph",
     "get_server_settings",
     "get_storage_settings",
@@ -501,6 +506,35 @@ def get_client_settings(env_file: str | os.PathLike[str] = ".env") -> tuple[str,
     shell = _Env({name: os.environ.get(name) for name in CLIENT_ENV})
     url, token = (shell.text(name) or (in_file.get(name) or "").strip() for name in CLIENT_ENV)
     return url or DEFAULT_URL, token
+
+
+# --------------------------------------------------------------------------- retention
+
+RETENTION_ENV = ("ASSISTANT_AUDIT_DAYS",)
+
+DEFAULT_AUDIT_DAYS = 365
+"""Days an audit entry is kept before `python -m assistant.retention` deletes it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetentionSettings:
+    """What the retention job (`assistant.retention`) keeps, when its flags do not say."""
+
+    audit_days: int = DEFAULT_AUDIT_DAYS
+    """Audit entries older than this many days are deleted (``--audit-days``)."""
+
+
+@_cached(RETENTION_ENV)
+def get_retention_settings(env: _Env) -> RetentionSettings:
+    """The retention job's defaults (`RETENTION_ENV`).
+
+    >>> get_retention_settings().audit_days
+    365
+    """
+    days = env.whole("ASSISTANT_AUDIT_DAYS", DEFAULT_AUDIT_DAYS, what="whole number of days")
+    if days < 1:
+        raise ValueError(f"ASSISTANT_AUDIT_DAYS must be at least 1 day, got {days}")
+    return RetentionSettings(audit_days=days)
 
 
 # --------------------------------------------------------------------------- the start-up line

@@ -52,12 +52,12 @@ async def forget_memory(fact_id: str, runtime: ToolRuntime[Context, Any]) -> str
     """
     scope = tool_scope(runtime)
     user_id, thread_id, store = scope.user_id, scope.thread_id, scope.store
-    entry = await memory.forget_memory(
+    forgotten = await memory.forget_memory(
         store, user_id, fact_id.strip(), actor=user_id, via="chat", thread_id=thread_id
     )
-    if entry is None:
+    if forgotten is None:
         return f"No fact has the id {fact_id!r}. Call search_memory to find the right id."
-    return f"Forgotten: {entry['content']}"
+    return f"Forgotten: {forgotten.content}"
 
 
 @tool

@@ -11,7 +11,7 @@
   GET       /memory/facts                   facts; ``?query=`` searches (hybrid recall),
                                             ``?include_superseded=true`` adds history
   PATCH     /memory/facts/{key}             correct a fact: ``{"content": "..."}``
-  DELETE    /memory/facts/{key}             forget a fact
+  DELETE    /memory/facts/{key}             forget a fact, with its words everywhere
   GET       /memory/episodes                past conversations
   GET       /memory/audit                   deletions and corrections, newest first
   GET       /memory/heard                   what memory made of the latest messages
@@ -102,13 +102,13 @@ async def _body(request: Request) -> dict[str, Any]:
 HEARD_LIMIT = 100
 """Most outcomes ``GET /memory/heard`` returns at once."""
 
-CLIENTS = frozenset({"console", "cli"})
-"""Clients that name themselves in ``x-assistant-client``, for the audit trail's ``via``."""
+CLIENT_HEADER = "x-assistant-client"
+"""Where the console and the command line name themselves. Any client can send any name, so
+the audit trail records it as the entry's unverified ``client``; its ``via`` is ``api``."""
 
 
-def _via(request: Request) -> str:
-    client = request.headers.get("x-assistant-client", "")
-    return client if client in CLIENTS else "api"
+def _client(request: Request) -> str | None:
+    return request.headers.get(CLIENT_HEADER)
 
 
 async def correct_fact(request: Request) -> JSONResponse:
@@ -125,7 +125,8 @@ async def correct_fact(request: Request) -> JSONResponse:
             request.path_params["key"],
             content,
             actor=user_id,
-            via=_via(request),
+            via=memory.API_VIA,
+            client=_client(request),
         )
     except KeyError as error:
         raise HTTPException(404, "No such fact.") from error
@@ -135,15 +136,23 @@ async def correct_fact(request: Request) -> JSONResponse:
 
 
 async def forget_fact(request: Request) -> Response:
-    """Delete a fact, recording who asked in the audit trail."""
+    """Forget a fact (`assistant.memory.forget_memory`), recording who asked in the audit trail.
+
+    Answers the audit entry, which holds no words of the fact, and what was erased.
+    """
     scope = await _scope(request)
     user_id = scope.user_id
-    entry = await memory.forget_memory(
-        scope.store, user_id, request.path_params["key"], actor=user_id, via=_via(request)
+    forgotten = await memory.forget_memory(
+        scope.store,
+        user_id,
+        request.path_params["key"],
+        actor=user_id,
+        via=memory.API_VIA,
+        client=_client(request),
     )
-    if entry is None:
+    if forgotten is None:
         raise HTTPException(404, "No such fact.")
-    return JSONResponse({"forgotten": entry})
+    return JSONResponse({"forgotten": forgotten.entry, "erased": forgotten.erased})
 
 
 async def list_episodes(request: Request) -> JSONResponse:

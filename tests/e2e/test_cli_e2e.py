@@ -104,8 +104,8 @@ def test_chat_through_a_pipe_streams_lists_and_forgets(server: DevServer) -> Non
 
     assert fact_contents(server.url, user) == {"Name is Alice": "current"}
     (entry,) = audit(server.url, user)
-    assert entry["action"] == "forget" and entry["content"] == "Lives in Hangzhou"
-    assert entry["actor"] == user and entry["via"] == "cli"
+    assert entry["action"] == "forget" and entry["content"] == "[forgotten]"  # no words kept
+    assert (entry["actor"], entry["via"], entry["client"]) == (user, "api", "cli")
     with get_sync_client(url=server.url, api_key=None) as sdk:
         (thread,) = sdk.threads.search(metadata={"owner": user})
         messages = sdk.threads.get_state(thread["thread_id"])["values"]["messages"]  # type: ignore[call-overload]
@@ -173,11 +173,13 @@ def test_memories_list_search_forget_and_export(server: DevServer, tmp_path: Pat
     assert exported["user_id"] == user
     assert {f["content"]: f["status"] for f in exported["facts"]} == fact_contents(url, user)
     newest = exported["audit"][0]  # the trail may also record the move as a supersede
-    assert (newest["action"], newest["content"], newest["via"]) == (
+    assert (newest["action"], newest["content"], newest["via"], newest["client"]) == (
         "forget",
-        "Likes green tea",
+        "[forgotten]",
+        "api",
         "cli",
     )
+    assert "green tea" not in json.dumps(exported).lower()
     assert isinstance(exported["episodes"], list)
 
 

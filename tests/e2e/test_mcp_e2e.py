@@ -244,7 +244,9 @@ async def test_search_add_correct_and_forget_go_through_the_memory_layer(
     for entry in trail.values():
         assert (entry["via"], entry["client"], entry["actor"]) == ("mcp", "e2e-agent", user)
     assert trail["supersede"]["content"] == "Lives in Lisbon"
-    assert trail["correct"]["new_content"] == "Allergic to peanuts and cashews"
+    # The corrected allergy was forgotten afterwards: the correction keeps no words of it.
+    assert trail["correct"]["content"] == trail["correct"]["new_content"] == "[forgotten]"
+    assert trail["forget"]["content"] == "[forgotten]"
 
 
 async def test_a_fact_added_over_mcp_is_in_the_next_turn_and_a_told_fact_is_searchable(

@@ -7,8 +7,10 @@ to it, and what memory did each turn is readable from the thread's state.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from e2e_helpers import (
     ScriptedLog,
@@ -275,6 +277,58 @@ async def test_moving_supersedes_the_old_home_and_keeps_it_as_history(
     assert [fact["content"] for fact in values["profile"]] == [new_fact]
     assert values["metrics"]["profile_fact_ids"] == [new_key]
     assert old_city not in values["messages"][-1]["content"]
+
+
+# --------------------------------------------------------------------------- 8b. forget
+
+
+async def test_forgetting_a_fact_leaves_no_word_of_it_in_anything_memory_keeps(
+    server: DevServer, client: LangGraphClient, scripted_log: ScriptedLog
+) -> None:
+    """The console's Forget on the current home takes the old home with it, and their words
+    leave the audit trail, what memory heard and every other namespace of the user."""
+    user_id = unique("forgetter")
+    thread = await new_thread(client)
+    for said in ("I live in Hangzhou.", "I moved from Hangzhou to Chengdu. I like green tea."):
+        await run_turn(server, client, thread, said, user_id=user_id, extraction_hold_s=0)
+    [chengdu] = [
+        key
+        for key, value in (await current_facts(client, user_id)).items()
+        if value["content"] == "Lives in Chengdu"
+    ]
+
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        response = await http.delete(
+            f"/memory/facts/{chengdu}",
+            params={"user_id": user_id},
+            headers={"x-assistant-client": "console"},
+        )
+    assert response.status_code == 200, response.text
+    forgotten = response.json()
+    assert forgotten["forgotten"]["content"] == "[forgotten]"
+    assert (forgotten["forgotten"]["via"], forgotten["forgotten"]["client"]) == ("api", "console")
+    assert forgotten["erased"]["versions"] == 2, forgotten  # Chengdu and the Hangzhou before it
+
+    kept: dict[str, Any] = {}
+    for namespace in (await client.store.list_namespaces(limit=1000))["namespaces"]:
+        if user_id in namespace:
+            kept["/".join(namespace)] = await stored_items(client, list(namespace))
+    text = json.dumps(kept, ensure_ascii=False)
+    assert "Hangzhou" not in text and "Chengdu" not in text, kept
+    assert {"user_facts", "user_audit", "memory_heard"} <= {name.split("/")[0] for name in kept}
+    assert [f["content"] for f in (await current_facts(client, user_id)).values()] == [
+        "Likes green tea"
+    ]
+    audit = kept[f"user_audit/{user_id}"].values()
+    assert sorted(entry["action"] for entry in audit) == ["forget", "supersede"]
+    assert all(entry["forgotten"] for entry in audit), audit
+
+    marker = unique("where")
+    await run_turn(
+        server, client, await new_thread(client), f"Where do I live? ({marker})", user_id=user_id
+    )
+    system = scripted_log.respond_call(marker)["system"]
+    assert "Chengdu" not in system and "Hangzhou" not in system, system
 
 
 # --------------------------------------------------------------------------- 9. metrics

@@ -66,7 +66,7 @@ async def test_forget_in_chinese_deletes_the_fact_and_the_audit_route_shows_it(
     assert home not in await stored_items(client, ["user_facts", user])
     [entry] = await audit_trail(server, user)
     assert entry["action"] == "forget"
-    assert (entry["fact_key"], entry["content"]) == (home, "住在杭州")
+    assert (entry["fact_key"], entry["content"]) == (home, "[forgotten]")  # no words kept
     assert (entry["actor"], entry["via"], entry["thread_id"]) == (user, "chat", thread)
     assert await audit_trail(server, unique("stranger")) == []
 

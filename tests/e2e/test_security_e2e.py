@@ -569,6 +569,70 @@ async def test_alice_can_use_her_own_namespaces(world: World) -> None:
         )
 
 
+async def test_the_store_api_writes_facts_through_the_memory_layer(world: World) -> None:
+    """A fact put or deleted through the store API gets the memory layer's limits, history
+    and audit; ``via`` is the route, and a client's claimed name is only its ``client``."""
+    user = "carol"  # her own user: the other tests count alice's facts
+    carol = world.client(bearer(token(user)))
+    own = ["user_facts", user]
+    await carol.store.put_item(own, "drink", {"content": "Likes tea", "category": "preference"})
+    forgeries: list[tuple[str, str, dict[str, Any], str]] = [
+        ("drink", "history it never had", {"content": "Likes tea", "history": PLANTED}, "history"),
+        (
+            "coffee",
+            "a superseded fact in a chain",
+            {"content": "Likes coffee", "status": "superseded", "superseded_by": "drink"},
+            "status, superseded_by",
+        ),
+        ("drink", "pinned as a string", {"content": "Likes tea", "pinned": "always"}, "pinned"),
+        ("drink", "said 1,000 times", {"content": "Likes tea", "mentions": 1000}, "mentions"),
+        ("nothing", "a fact without content", {"text": "Likes tea"}, "'content'"),
+    ]
+    for key, what, value, detail in forgeries:
+        await expect_refused(
+            f"carol store.put_item(own fact, {what})",
+            carol.store.put_item(own, key, value),
+            422,
+            detail,
+        )
+    await carol.store.put_item(own, "drink", {"content": "Likes green tea", "pinned": True})
+    stored = (await carol.store.get_item(own, "drink"))["value"]
+    record(
+        "carol store.put_item(own fact, new content, pinned)",
+        "written by the memory layer: old wording in history, pinned",
+        f"content={stored['content']!r} history={[h['content'] for h in stored['history']]} "
+        f"pinned={stored['pinned']} status={stored['status']}",
+        stored["content"] == "Likes green tea"
+        and [h["content"] for h in stored["history"]] == ["Likes tea"]
+        and stored["pinned"] is True
+        and stored["status"] == "current",
+    )
+    await carol.store.delete_item(own, "drink")
+    await carol.store.put_item(own, "commute", {"content": "Walks to work"})
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
+        headers = {**bearer(token(user)), "x-assistant-client": "console"}
+        deleted = await http.delete("/memory/facts/commute", headers=headers)
+        audit = (await http.get("/memory/audit", headers=headers)).json()["audit"]
+    assert deleted.status_code == 200, deleted.text
+    trail = [(e["action"], e["via"], e.get("client"), e["content"]) for e in audit]
+    record(
+        "carol store.delete_item(own fact), then DELETE /memory/facts claiming to be the console",
+        "both audited via api, no words kept; the console only a claimed client name",
+        f"audit {trail}",
+        trail
+        == [
+            ("forget", "api", "console", "[forgotten]"),
+            ("forget", "api", None, "[forgotten]"),
+            ("correct", "api", None, "[forgotten]"),
+        ]
+        and not any(word in str(audit).lower() for word in ("tea", "walks")),
+    )
+    assert (await carol.store.search_items(own))["items"] == []
+
+
+PLANTED = [{"event": "updated", "content": "Planted words", "at": "2020-01-01"}]
+
+
 # --------------------------------------------------------------------------- identity
 
 

@@ -15,7 +15,8 @@ from assistant.constants import GRAPH_ID, OWNER_KEY
 from assistant.settings import get_client_settings
 
 CLIENT_HEADERS = {"x-assistant-client": "cli", "user-agent": "assistant-cli"}
-"""Sent with every request; the audit trail records memory API changes as ``via="api"``."""
+"""Sent with every request. The audit trail records memory API changes as ``via="api"``,
+with ``client="cli"`` as the name this program gave (the server cannot verify it)."""
 
 SERVER_DOWN = (
     "Cannot reach the assistant server at {url} — start it with `make dev` or set ASSISTANT_URL."

@@ -9,7 +9,7 @@ decides where a user's memories live and what a stored memory looks like.
 
 from __future__ import annotations
 
-from assistant.memory.audit import list_audit, record_audit
+from assistant.memory.audit import API_VIA, list_audit, record_audit
 from assistant.memory.consolidate import (
     CATEGORIES,
     ConsolidationReport,
@@ -50,17 +50,21 @@ from assistant.memory.namespaces import (
     user_turns_namespace,
     validate_user_id,
 )
+from assistant.memory.records import FORGOTTEN
 from assistant.memory.search import find_duplicate, profile, recall, warm_user_index
 from assistant.memory.turns import record_turn, settle_turn
-from assistant.memory.user_actions import correct_memory, forget_memory
+from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
 from assistant.storage import StorageError, make_store, open_store
 
 __all__ = [
+    "API_VIA",
     "AUDIT_NAMESPACE",
     "CATEGORIES",
     "ConsolidationReport",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
+    "FORGOTTEN",
+    "Forgotten",
     "HEARD_NAMESPACE",
     "HELD_NAMESPACE",
     "MAX_FACT_CHARS",
@@ -76,6 +80,7 @@ __all__ = [
     "confirm_memory",
     "delete_memory",
     "correct_memory",
+    "edit_memory",
     "find_duplicate",
     "forget_memory",
     "get_memory",

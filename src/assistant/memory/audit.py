@@ -1,28 +1,47 @@
 """The audit trail: every deletion and correction of a user's memory, by whom and from where.
 
-Entries live in ``("user_audit", user_id)``, one item each, and are never edited::
+Entries live in ``("user_audit", user_id)``, one item each::
 
-    {"action": "forget", "fact_key": "...", "content": "Lives in Hangzhou",
+    {"action": "correct", "fact_key": "...", "content": "Lives in Hangzhou",
+     "new_content": "Lives in Chengdu", "new_fact_key": "...",
+     "actor": "alice", "via": "api", "client": "console", "thread_id": null, "at": "2026-..."}
+
+An entry is only ever changed to take a forgotten fact's words out of it
+(:func:`redact_audit`): ``content`` and ``new_content`` become `FORGOTTEN` and
+``"forgotten": true`` is added. The entry of a forget itself holds no words at all::
+
+    {"action": "forget", "fact_key": "...", "content": "[forgotten]", "forgotten": true,
      "actor": "alice", "via": "chat", "thread_id": "...", "at": "2026-..."}
 
-``via`` says which path made the change: ``chat`` (the assistant's memory tools, or
-consolidation superseding a fact the user contradicted), ``console`` (the web page),
-``cli`` (the ``assistant`` command), ``mcp`` (an agent over MCP, ``/memory/mcp``) or
-``api`` (any other client of the HTTP API). An entry made over MCP also names the
-``client`` (the ``clientInfo.name`` of its MCP handshake, e.g. ``"claude-code"``).
+``via`` is the path the server saw the change come in by, never what a client says:
+``chat`` (the assistant's memory tools, or consolidation superseding a fact the user
+contradicted, in a run), ``mcp`` (an agent over MCP, ``/memory/mcp``) or ``api`` (the HTTP
+memory routes and the store API, whatever program sent the request). ``client`` is the name
+the client gave, when it gave one, and is not verified: an MCP client's ``clientInfo.name``
+(e.g. ``"claude-code"``), or the ``x-assistant-client`` header that the console
+(``"console"``) and the command line (``"cli"``) send.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Item
 
-from assistant.memory.facts import now_iso
+from assistant.memory.facts import now_iso, quotes_fact
 from assistant.memory.namespaces import user_audit_namespace
+from assistant.memory.records import FORGOTTEN
 
-__all__ = ["client_detail", "list_audit", "record_audit"]
+__all__ = ["API_VIA", "client_detail", "list_audit", "record_audit", "redact_audit"]
+
+API_VIA = "api"
+"""``via`` of a change made through the HTTP API (memory routes or store API)."""
+
+TEXT_FIELDS = {"content": "fact_key", "new_content": "new_fact_key"}
+"""The fields of an entry that hold a fact's words, and the field naming that fact (a
+correction in place names one key for both wordings)."""
 
 LIST_LIMIT = 1000
 
@@ -73,3 +92,45 @@ async def list_audit(store: BaseStore, user_id: str) -> list[dict[str, Any]]:
     """The user's audit trail, newest first."""
     items = await store.asearch(user_audit_namespace(user_id), limit=LIST_LIMIT)
     return sorted((item.value for item in items), key=lambda entry: entry["at"], reverse=True)
+
+
+async def redact_audit(
+    store: BaseStore, user_id: str, *, keys: Collection[str], texts: Collection[str]
+) -> int:
+    """Take the forgotten facts' words out of the user's audit trail; return how many entries.
+
+    A wording of one of ``keys`` (``content`` of ``fact_key``, ``new_content`` of
+    ``new_fact_key``), or one that says one of ``texts`` word for word, becomes `FORGOTTEN`;
+    the entry keeps what happened, when, by whom and via what.
+    """
+    namespace = user_audit_namespace(user_id)
+    redacted = 0
+    for item in await _every_entry(store, namespace):
+        entry = dict(item.value)
+        said = [
+            field
+            for field, key_field in TEXT_FIELDS.items()
+            if isinstance(entry.get(field), str)
+            and entry[field] != FORGOTTEN
+            and (
+                entry.get(key_field, entry.get("fact_key")) in keys
+                or any(quotes_fact(entry[field], text) for text in texts)
+            )
+        ]
+        if not said:
+            continue
+        for field in said:
+            entry[field] = FORGOTTEN
+        entry["forgotten"] = True
+        await store.aput(namespace, item.key, entry, index=False)
+        redacted += 1
+    return redacted
+
+
+async def _every_entry(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    entries: list[Item] = []
+    while page := await store.asearch(namespace, limit=LIST_LIMIT, offset=len(entries)):
+        entries += page
+        if len(page) < LIST_LIMIT:
+            break
+    return entries

@@ -9,21 +9,26 @@ Episodes are searched with the same hybrid machinery as facts
 (:func:`assistant.memory.index.hybrid_search`): embeddings, BM25, and the days the
 question names against the days each episode spans (``started_at`` to ``ended_at``), so
 "what did we talk about last Tuesday?" finds Tuesday's conversation.
+
+A summary is the model's own words, so forgetting a fact only takes out the places where a
+summary quotes it word for word (`redact_episodes`); a paraphrase stays until the user
+deletes the episode (the store API's ``DELETE`` on ``("user_episodes", user)``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
-from assistant.memory.facts import now_iso
+from assistant.memory.facts import now_iso, redact_text
 from assistant.memory.index import hybrid_search, record_write
 from assistant.memory.namespaces import user_episodes_namespace
 from assistant.memory.records import episode_record
 
-__all__ = ["list_episodes", "recall_episodes", "save_episode"]
+__all__ = ["list_episodes", "recall_episodes", "redact_episodes", "save_episode"]
 
 
 async def save_episode(
@@ -89,3 +94,23 @@ async def list_episodes(
     found = await store.asearch(user_episodes_namespace(user_id), limit=LIST_LIMIT)
     found.sort(key=lambda item: str(item.value.get("ended_at", "")), reverse=True)
     return found[:limit]
+
+
+async def redact_episodes(store: BaseStore, user_id: str, texts: Collection[str]) -> int:
+    """Replace word-for-word quotes of ``texts`` in the user's episodes; return how many changed.
+
+    Each changed episode is written back with the rest of its record as it was, so recall
+    re-embeds it.
+    """
+    namespace = user_episodes_namespace(user_id)
+    changed = 0
+    for item in await store.asearch(namespace, limit=LIST_LIMIT):
+        summary = str(item.value.get("content", ""))
+        redacted = redact_text(summary, texts)
+        if redacted == summary:
+            continue
+        value = {**item.value, "content": redacted}
+        await store.aput(namespace, item.key, value)
+        await record_write(store, namespace, item.key, value)
+        changed += 1
+    return changed

@@ -16,6 +16,10 @@ Nothing is silently lost: an update keeps the old wording in ``history``; a
 contradiction marks the old fact ``superseded`` (with ``superseded_by`` and
 ``valid_until``) and keeps it in the store for audit, out of recall.
 
+A client of the store HTTP API writes facts through :func:`put_memory` (see
+`assistant.store_api`): the same limits, ``history`` and bookkeeping, and the fields above
+that record a fact's versions are the memory layer's alone (:data:`MEMORY_FIELDS`).
+
 Facts that consolidation adds are keyed by their normalised text (:func:`fact_key`,
 :func:`save_memory_once`), so two processes that add the same fact for the same user at
 the same moment (two threads of one user, served by two replicas) write one item, not two.
@@ -24,8 +28,10 @@ the same moment (two threads of one user, served by two replicas) write one item
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import uuid
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,17 +39,24 @@ from langgraph.store.base import BaseStore, Item
 
 from assistant.memory.index import record_write
 from assistant.memory.namespaces import user_facts_namespace
-from assistant.memory.records import is_current
+from assistant.memory.records import FORGOTTEN, is_current
 from assistant.tokens import is_cjk_text
 
 __all__ = [
     "MAX_FACT_CHARS",
+    "MEMORY_FIELDS",
     "confirm_memory",
     "delete_memory",
     "fact_key",
+    "fact_versions",
     "get_memory",
     "list_memories",
     "normalize_fact",
+    "plan_put",
+    "put_memory",
+    "quotes_fact",
+    "redact_contexts",
+    "redact_text",
     "restore_memory",
     "save_memory",
     "save_memory_once",
@@ -73,6 +86,27 @@ def normalize_fact(content: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", content).casefold()
     return "".join(ch for ch in folded if ch.isalnum())
+
+
+MIN_QUOTED_CHARS = 8
+"""Shortest normalised fact (4 for Chinese, Japanese or Korean) that :func:`quotes_fact`
+looks for inside a longer text; a shorter one only matches a text that says exactly it,
+so that forgetting "Is 30" does not touch every text holding "this 30"."""
+
+
+def quotes_fact(text: str, fact: str) -> bool:
+    """Whether ``text`` says ``fact`` word for word (case, width, punctuation and spacing aside).
+
+    >>> quotes_fact("I said: lives in  Hangzhou!", "Lives in Hangzhou")
+    True
+    >>> quotes_fact("我现在住在杭州了", "住在杭州"), quotes_fact("this 30", "Is 30")
+    (True, False)
+    """
+    wanted, found = normalize_fact(fact), normalize_fact(text)
+    if not wanted:
+        return False
+    shortest = MIN_QUOTED_CHARS // 2 if is_cjk_text(fact) else MIN_QUOTED_CHARS
+    return wanted in found if len(wanted) >= shortest else wanted == found
 
 
 _FACT_KEYS = uuid.UUID("6f1d2c1e-5b7a-4c43-9d1e-2a8f0b6c7d3e")
@@ -151,13 +185,7 @@ def _new_fact(user_id: str, content: str, metadata: dict[str, Any]) -> dict[str,
     user_facts_namespace(user_id)
     now = now_iso()
     return {
-        "category": "other",
-        "pinned": False,
-        "mentions": 1,
-        "history": [],
-        "supersedes": None,
-        "superseded_by": None,
-        "valid_until": None,
+        **_defaults(),
         **metadata,
         "content": content,
         "lang": "zh" if is_cjk_text(content) else "en",
@@ -297,3 +325,210 @@ async def list_memories(
     items = await store.asearch(user_facts_namespace(user_id), limit=LIST_LIMIT)
     kept = [item for item in items if include_superseded or is_current(item.value)]
     return sorted(kept, key=lambda item: (str(item.value.get("created_at", "")), item.key))
+
+
+async def fact_versions(store: BaseStore, user_id: str, key: str) -> list[Item]:
+    """The fact ``key`` and every earlier version of it, the fact itself first.
+
+    An earlier version is a fact it superseded (``supersedes``, or a fact whose
+    ``superseded_by`` names it), and so on back; the versions that came after it are not
+    included. Empty when the fact does not exist.
+    """
+    items = {
+        item.key: item for item in await list_memories(store, user_id, include_superseded=True)
+    }
+    return [
+        items[found] for found in _earlier_versions(key, {k: i.value for k, i in items.items()})
+    ]
+
+
+def _earlier_versions(key: str, values: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """``key`` and the keys of its earlier versions among ``values``, nearest first.
+
+    >>> _earlier_versions("c", {"a": {"superseded_by": "b"}, "b": {"superseded_by": "c"},
+    ...                         "c": {"supersedes": "b"}, "d": {}})
+    ['c', 'b', 'a']
+    """
+    before: dict[str, list[str]] = {}
+    for found, value in values.items():
+        if successor := value.get("superseded_by"):
+            before.setdefault(str(successor), []).append(found)
+    chain: list[str] = []
+    pending = [key] if key in values else []
+    while pending:
+        current = pending.pop(0)
+        if current in chain:
+            continue
+        chain.append(current)
+        predecessor = values[current].get("supersedes")
+        pending += [p for p in (str(predecessor or ""), *before.get(current, ())) if p in values]
+    return chain
+
+
+MEMORY_FIELDS = (
+    "status",
+    "history",
+    "supersedes",
+    "superseded_by",
+    "valid_until",
+    "mentions",
+    "confirmed_at",
+)
+"""Fields of a stored fact that only the memory layer writes: its versions and how often
+the user said it. A fact put through the store API may send them back unchanged, never
+different (:func:`plan_put`)."""
+
+STAMPED_FIELDS = ("created_at", "updated_at", "lang")
+"""Fields the memory layer sets on every write; a client's values for them are ignored."""
+
+
+def plan_put(
+    key: str, sent: Mapping[str, Any], stored: Mapping[str, Any] | None, *, now: str
+) -> dict[str, Any]:
+    """The value a fact put by a client is stored as, as the memory layer would write it.
+
+    ``sent`` is the client's value, ``stored`` the fact's value in the store (None for a
+    new key). The client sets ``content`` (required, at most :data:`MAX_FACT_CHARS`),
+    ``pinned`` (true or false), ``confidence`` (0 to 1), ``category`` and any metadata of its
+    own; the rest is kept from ``stored`` (or a new fact's defaults). A changed ``content``
+    keeps the old wording in ``history``, as :func:`update_memory` does. Raises
+    :class:`ValueError`, naming the field, for anything else: :data:`MEMORY_FIELDS`
+    different from what is stored, or any change to a superseded fact.
+
+    >>> new = plan_put("k", {"content": "Likes tea", "pinned": True}, None, now="T1")
+    >>> new["status"], new["pinned"], new["history"], new["created_at"]
+    ('current', True, [], 'T1')
+    >>> plan_put("k", {"content": "Likes green tea"}, new, now="T2")["history"]
+    [{'event': 'updated', 'content': 'Likes tea', 'at': 'T2', 'thread_id': None}]
+    >>> plan_put("k", {"content": "Likes tea", "history": [{"content": "x"}]}, new, now="T2")
+    Traceback (most recent call last):
+    ...
+    ValueError: The store API cannot set history of fact 'k': ...
+    """
+    content = sent.get("content")
+    if not isinstance(content, str):
+        raise ValueError(
+            f"A fact put through the store API needs its text in 'content', got {content!r:.80}."
+        )
+    content = _clean(content)
+    base: dict[str, Any] = (
+        dict(stored) if stored is not None else _new_fact_fields(content, now=now)
+    )
+    forged = sorted(name for name in MEMORY_FIELDS if name in sent and sent[name] != base.get(name))
+    if forged:
+        raise ValueError(
+            f"The store API cannot set {', '.join(forged)} of fact {key!r}: the memory layer "
+            "keeps a fact's versions and counts. Send them back unchanged or leave them out; "
+            "to correct a fact, put its new content (its old wording is kept in history), "
+            "or use PATCH /memory/facts/{key}."
+        )
+    _check_client_fields(key, sent)
+    value = dict(base)
+    value.update(
+        {name: v for name, v in sent.items() if name not in (*MEMORY_FIELDS, *STAMPED_FIELDS)}
+    )
+    value["content"] = content
+    if stored is not None:
+        if value == dict(stored):
+            return value
+        if not is_current(dict(stored)):
+            raise ValueError(
+                f"Fact {key!r} is superseded: it is kept as history and cannot be changed; "
+                "change the current fact instead, or delete this one."
+            )
+        if content != stored.get("content"):
+            value["history"] = [
+                *stored.get("history", []),
+                {
+                    "event": "updated",
+                    "content": stored.get("content"),
+                    "at": now,
+                    "thread_id": None,
+                },
+            ]
+    value["lang"] = "zh" if is_cjk_text(content) else "en"
+    value["updated_at"] = now
+    return value
+
+
+def _check_client_fields(key: str, sent: Mapping[str, Any]) -> None:
+    pinned = sent.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise ValueError(f"pinned of fact {key!r} must be true or false, got {pinned!r:.80}.")
+    confidence = sent.get("confidence", 1.0)
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 <= confidence <= 1
+    ):
+        raise ValueError(
+            f"confidence of fact {key!r} must be a number from 0 to 1, got {confidence!r:.80}."
+        )
+
+
+def _defaults() -> dict[str, Any]:
+    """What a new fact holds unless its writer says otherwise (a fresh dict each time)."""
+    return {
+        "category": "other",
+        "pinned": False,
+        "mentions": 1,
+        "history": [],
+        "supersedes": None,
+        "superseded_by": None,
+        "valid_until": None,
+    }
+
+
+def _new_fact_fields(content: str, *, now: str) -> dict[str, Any]:
+    return {**_defaults(), "content": content, "status": "current", "created_at": now}
+
+
+async def put_memory(
+    store: BaseStore, user_id: str, key: str, sent: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Write the fact a client put as ``key`` (see :func:`plan_put`); return (before, after).
+
+    ``before`` is the stored value it replaced, None for a new fact.
+    """
+    stored = await get_memory(store, user_id, key)
+    before = dict(stored.value) if stored is not None else None
+    value = plan_put(key, sent, before, now=now_iso())
+    if value != before:
+        await _put(store, user_id, key, value)
+    return before, value
+
+
+def redact_text(text: str, facts: Iterable[str]) -> str:
+    """``text`` with every word-for-word occurrence of each of ``facts`` replaced.
+
+    Case and spacing are ignored, and so is a fact's final full stop; a fact shorter than
+    :data:`MIN_QUOTED_CHARS` (after normalising) is left alone, as in :func:`quotes_fact`.
+
+    >>> redact_text("The user lives in  Hangzhou and likes tea.", ["Lives in Hangzhou."])
+    'The user [forgotten] and likes tea.'
+    """
+    for fact in sorted(facts, key=len, reverse=True):  # "X, near Y" before "X"
+        words = fact.strip().rstrip(".。!！").split()
+        shortest = MIN_QUOTED_CHARS // 2 if is_cjk_text(fact) else MIN_QUOTED_CHARS
+        if not words or len(normalize_fact(fact)) < shortest:
+            continue
+        pattern = r"\s+".join(re.escape(word) for word in words)
+        text = re.sub(pattern, FORGOTTEN, text, flags=re.IGNORECASE)
+    return text
+
+
+async def redact_contexts(store: BaseStore, user_id: str, texts: Iterable[str]) -> int:
+    """Take word-for-word quotes of ``texts`` out of the ``context`` of the user's facts.
+
+    A fact's context is what the assistant said before the message it came from, which may
+    quote a fact the user has since forgotten. Returns how many facts changed.
+    """
+    texts = list(texts)
+    changed = 0
+    for item in await list_memories(store, user_id, include_superseded=True):
+        context = item.value.get("context")
+        if not isinstance(context, str) or (redacted := redact_text(context, texts)) == context:
+            continue
+        await _put(store, user_id, item.key, {**item.value, "context": redacted})
+        changed += 1
+    return changed

@@ -10,7 +10,8 @@ overlap, so the read-modify-write cannot lose an entry)::
                 "reason": "added 1", "facts": ["<key>"]}, ...]}
 
 A message extracted in a batch gets the batch's outcome. When the user forgets a fact, the
-excerpts of the messages that changed it are blanked (`forget_heard`).
+excerpts of the messages that changed it, or that say it word for word, are blanked
+(`forget_heard`).
 
 ``outcome`` is one of `OUTCOMES`. The console (``GET /memory/heard``) and ``assistant
 memories`` show the newest across threads.
@@ -18,11 +19,12 @@ memories`` show the newest across threads.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
+from assistant.memory.facts import now_iso, quotes_fact
 from assistant.memory.namespaces import user_heard_namespace
 
 __all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
@@ -94,9 +96,12 @@ async def list_heard(store: BaseStore, user_id: str, *, limit: int = 20) -> list
     return sorted(turns, key=lambda turn: str(turn.get("at", "")), reverse=True)[:limit]
 
 
-async def forget_heard(store: BaseStore, user_id: str, fact_key: str) -> int:
-    """Blank the excerpt of every message that changed the forgotten fact ``fact_key``.
+async def forget_heard(
+    store: BaseStore, user_id: str, fact_keys: Collection[str], texts: Collection[str] = ()
+) -> int:
+    """Blank the excerpt of every message that changed a forgotten fact or quotes one.
 
+    ``fact_keys`` are the forgotten fact and its earlier versions, ``texts`` their words.
     The entry stays (what became of the message), without the words. Returns how many
     entries were blanked.
     """
@@ -106,7 +111,11 @@ async def forget_heard(store: BaseStore, user_id: str, fact_key: str) -> int:
         turns = list(item.value.get("turns", []))
         changed = False
         for turn in turns:
-            if fact_key in turn.get("facts", []) and turn.get("excerpt"):
+            excerpt = str(turn.get("excerpt") or "")
+            if excerpt and (
+                any(key in fact_keys for key in turn.get("facts", []))
+                or any(quotes_fact(excerpt, text) for text in texts)
+            ):
                 turn["excerpt"], turn["forgotten"] = "", True
                 changed, blanked = True, blanked + 1
         if changed:

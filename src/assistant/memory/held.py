@@ -9,19 +9,23 @@ known), never drop one::
 
     {"thread_id": "...", "id": "<message id>", "text": "...", "at": "2026-...",
      "context": "<what the assistant said just before>", "turn": 3}
+
+A held message that says a fact the user then forgets word for word is dropped unread, and
+one whose context quotes it loses the quote (`forget_held`), so a later batch cannot learn
+the fact again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
+from assistant.memory.facts import now_iso, quotes_fact, redact_text
 from assistant.memory.namespaces import user_held_namespace
 
-__all__ = ["MAX_HELD", "hold_message", "held_messages", "release_held"]
+__all__ = ["MAX_HELD", "forget_held", "hold_message", "held_messages", "release_held"]
 
 MAX_HELD = 100
 """At most this many of a user's held messages are read at once (a handful is normal)."""
@@ -78,3 +82,22 @@ async def release_held(store: BaseStore, user_id: str, records: Iterable[dict[st
     for record in records:
         key = _key(str(record.get("thread_id", "")), str(record.get("id", "")))
         await store.adelete(namespace, key)
+
+
+async def forget_held(store: BaseStore, user_id: str, texts: Collection[str]) -> int:
+    """Drop the held messages that say one of ``texts`` word for word; return how many changed.
+
+    A message kept because only its ``context`` quoted one keeps the rest of its context.
+    """
+    changed = 0
+    for record in await held_messages(store, user_id):
+        if any(quotes_fact(str(record.get("text", "")), text) for text in texts):
+            await release_held(store, user_id, [record])
+        elif (context := str(record.get("context") or "")) != redact_text(context, texts):
+            key = _key(str(record.get("thread_id", "")), str(record.get("id", "")))
+            redacted = {**record, "context": redact_text(context, texts)}
+            await store.aput(user_held_namespace(user_id), key, redacted, index=False)
+        else:
+            continue
+        changed += 1
+    return changed

@@ -309,12 +309,12 @@ async def record_write(
         else:
             [vector] = await embeddings.aembed_documents([content])
             await _save_vectors(store, namespace, {key: (content, vector)}, embeddings)
+    if value is None or vector is None:  # gone now, whoever else wrote: never searchable again
+        index.remove(key)
     if not index.ready or index.revision != (stored.value.get("revision") if stored else None):
         index.revision = None  # someone else wrote too: the next search lists again
         return
-    if value is None or vector is None:
-        index.remove(key)
-    else:
+    if value is not None and vector is not None:
         now = datetime.now(UTC)
         item = Item(value=value, key=key, namespace=namespace, created_at=now, updated_at=now)
         index.upsert(item, vector)

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["episode_record", "is_current"]
+__all__ = ["FORGOTTEN", "episode_record", "is_current"]
+
+FORGOTTEN = "[forgotten]"
+"""What stands where the words of a forgotten fact were: in the audit trail, in what memory
+heard, and in an episode summary that quoted it (see `assistant.memory.forget_memory`)."""
 
 
 def is_current(value: dict[str, Any]) -> bool:

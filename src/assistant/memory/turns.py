@@ -16,7 +16,8 @@ turn on that thread settles the record before anything else (`settle_turn`):
   (``action="rollback"``).
 
 Runs on one thread never overlap (the server queues or cancels them), so one record per
-thread is enough.
+thread is enough. A fact the user forgets leaves every record (`forget_turns`), so that
+undoing a turn can never put it back.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from assistant.memory.audit import record_audit
 from assistant.memory.facts import delete_memory, get_memory, now_iso, restore_memory
 from assistant.memory.namespaces import user_turns_namespace
 
-__all__ = ["record_turn", "settle_turn"]
+TURNS_LISTED = 1000
+"""At most this many threads' unsettled turns are read at once (one per thread)."""
+
+__all__ = ["forget_turns", "record_turn", "settle_turn"]
 
 
 async def record_turn(
@@ -88,3 +92,20 @@ async def settle_turn(
         undone.append(key)
     await store.adelete(namespace, thread_id)
     return undone
+
+
+async def forget_turns(store: BaseStore, user_id: str, fact_keys: Collection[str]) -> int:
+    """Take the forgotten facts out of every unsettled turn; return how many records changed.
+
+    A rolled-back turn then neither restores them (with their words) nor audits their undo.
+    """
+    namespace = user_turns_namespace(user_id)
+    changed = 0
+    for item in await store.asearch(namespace, limit=TURNS_LISTED):
+        before = dict(item.value.get("before") or {})
+        kept = {key: value for key, value in before.items() if key not in fact_keys}
+        if len(kept) == len(before):
+            continue
+        await store.aput(namespace, item.key, {**item.value, "before": kept}, index=False)
+        changed += 1
+    return changed

@@ -1,19 +1,55 @@
-"""What a user asks of their memory, by chat, console or command line: forget, correct.
+"""What a user asks of their memory, by chat, console, command line, MCP or the store API.
 
-Each request is kept in the user's audit trail with who made it and through what.
+Forget, correct, and a fact put through the store API; each is kept in the user's audit
+trail with who made it and through what.
+
+Forgetting means the words are gone (`forget_memory`): the fact and its earlier versions are
+deleted, and everything else the memory layer keeps for the user loses its words too: the
+audit trail's entries about them, what memory heard, held messages that say them, unsettled
+turns that could put them back, and other facts' contexts and episode summaries that quote
+them word for word. The audit trail keeps that a fact was forgotten, when, by whom and via
+what.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.audit import client_detail, record_audit
-from assistant.memory.facts import delete_memory, get_memory, normalize_fact, supersede_memory
+from assistant.memory.audit import client_detail, record_audit, redact_audit
+from assistant.memory.episodes import redact_episodes
+from assistant.memory.facts import (
+    delete_memory,
+    fact_versions,
+    get_memory,
+    normalize_fact,
+    put_memory,
+    redact_contexts,
+    supersede_memory,
+)
 from assistant.memory.heard import forget_heard
+from assistant.memory.held import forget_held
+from assistant.memory.records import FORGOTTEN
+from assistant.memory.turns import forget_turns
 
-__all__ = ["correct_memory", "forget_memory"]
+__all__ = ["Forgotten", "correct_memory", "edit_memory", "forget_memory"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Forgotten:
+    """What :func:`forget_memory` did."""
+
+    entry: dict[str, Any]
+    """The audit entry of the forget, as stored: no words of the fact."""
+    content: str
+    """The forgotten fact's text, for the reply to whoever asked; it is kept nowhere."""
+    erased: dict[str, int] = field(default_factory=dict)
+    """How many of each were deleted or lost the words: ``versions`` (the fact and its
+    earlier versions), other facts' ``contexts`` that quoted it, ``audit`` entries,
+    ``heard`` excerpts, ``held`` messages, unsettled ``turns``, ``episodes``."""
 
 
 async def forget_memory(
@@ -25,29 +61,86 @@ async def forget_memory(
     via: str,
     thread_id: str | None = None,
     client: str | None = None,
-) -> dict[str, Any] | None:
-    """Delete one fact because the user asked, and record it in the audit trail.
+) -> Forgotten | None:
+    """Delete one fact because the user asked, with its words everywhere the memory keeps them.
 
-    The record of what was heard keeps that the messages behind it were kept, not their
-    words. ``client`` names the program that asked (an MCP client's name), when known.
-    Returns the audit entry, or None when the fact does not exist.
+    The fact's earlier versions (the facts it superseded) go with it; later versions, if
+    it was itself superseded, stay. ``client`` names the program that asked, as it said
+    (an MCP client's name, the ``x-assistant-client`` header), when known. Returns None when
+    the fact does not exist.
     """
     item = await get_memory(store, user_id, key)
     if item is None:
         return None
-    await delete_memory(store, user_id, key)
-    await forget_heard(store, user_id, key)
-    return await record_audit(
+    versions = await fact_versions(store, user_id, key) or [item]
+    keys = [version.key for version in versions]
+    texts = sorted(
+        {
+            text
+            for version in versions
+            for text in (
+                version.value.get("content"),
+                *(entry.get("content") for entry in version.value.get("history") or []),
+            )
+            if isinstance(text, str) and text.strip() and text != FORGOTTEN
+        }
+    )
+    for version in keys:
+        await delete_memory(store, user_id, version)
+    erased = {
+        "versions": len(keys),
+        "contexts": await redact_contexts(store, user_id, texts),
+        "audit": await redact_audit(store, user_id, keys=keys, texts=texts),
+        "heard": await forget_heard(store, user_id, keys, texts),
+        "held": await forget_held(store, user_id, texts),
+        "turns": await forget_turns(store, user_id, keys),
+        "episodes": await redact_episodes(store, user_id, texts),
+    }
+    entry = await record_audit(
         store,
         user_id,
         action="forget",
         fact_key=key,
-        content=str(item.value.get("content", "")),
+        content=FORGOTTEN,
         actor=actor,
         via=via,
         thread_id=thread_id,
+        forgotten=True,
         **client_detail(client),
     )
+    return Forgotten(entry=entry, content=str(item.value.get("content", "")), erased=erased)
+
+
+async def edit_memory(
+    store: BaseStore,
+    user_id: str,
+    key: str,
+    sent: Mapping[str, Any],
+    *,
+    actor: str,
+    via: str,
+    client: str | None = None,
+) -> dict[str, Any]:
+    """Write a fact a client put through the store API, as the memory layer writes one.
+
+    See `assistant.memory.facts.plan_put` for what a client may set. A new wording of a
+    stored fact keeps the old one in its history and is audited as a correction. Returns
+    the value stored. Raises :class:`ValueError` for a value the memory layer refuses.
+    """
+    before, after = await put_memory(store, user_id, key, sent)
+    if before is not None and before.get("content") != after["content"]:
+        await record_audit(
+            store,
+            user_id,
+            action="correct",
+            fact_key=key,
+            content=str(before.get("content", "")),
+            actor=actor,
+            via=via,
+            new_content=after["content"],
+            **client_detail(client),
+        )
+    return after
 
 
 async def correct_memory(

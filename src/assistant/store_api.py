@@ -1,0 +1,68 @@
+"""The HTTP store API's writes to facts, through the memory layer like every other write.
+
+LangGraph Server's ``PUT`` and ``DELETE /store/items`` write the store directly. For a
+user's facts (``("user_facts", <user>)``) the store auth handler (`assistant.auth.on_store`)
+calls `write_through_memory` before the platform writes, so that:
+
+* ``DELETE`` forgets the fact as the console does (`assistant.memory.forget_memory`): its
+  earlier versions and its words elsewhere go too, and the audit trail records the forget
+  ``via="api"``; the platform's own delete then finds nothing left to delete;
+* ``PUT`` is written by the memory layer (`assistant.memory.edit_memory`): content of at
+  most 500 characters, no forged ``history``, ``status`` or supersede chain, ``pinned`` only
+  true or false, a new wording kept in ``history`` and audited; the handler then hands the
+  platform exactly the value written, so its own write changes nothing. A value the memory
+  layer refuses answers 422 with the reason.
+
+The platform's handler payload is the dict the route writes from (checked against
+langgraph-api 0.16.7, ``langgraph_api/api/store.py``: ``put_item`` writes
+``handler_payload["value"]`` and ``["index"]`` after the handler ran), so replacing
+``value["value"]`` here is what the platform stores.
+
+>>> is_fact_write("delete", {"namespace": ("user_facts", "alice"), "key": "k"})
+True
+>>> is_fact_write("put", {"namespace": ("user_episodes", "alice"), "key": "k"})
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from assistant.memory import API_VIA, FACTS_NAMESPACE, edit_memory, forget_memory
+
+__all__ = ["is_fact_write", "write_through_memory"]
+
+WRITES = frozenset({"put", "delete"})
+"""The store API's actions that change an item."""
+
+
+def is_fact_write(action: str | None, value: Mapping[str, Any]) -> bool:
+    """Whether a store request puts or deletes one of a user's facts."""
+    namespace = tuple(value.get("namespace") or ())
+    return action in WRITES and len(namespace) == 2 and namespace[0] == FACTS_NAMESPACE
+
+
+async def write_through_memory(
+    store: BaseStore, action: str | None, value: MutableMapping[str, Any], *, actor: str
+) -> None:
+    """Carry out a store API write to a fact through the memory layer (see the module).
+
+    ``value`` is the platform's handler payload (``namespace``, ``key``, and for a put
+    ``value`` and ``index``); it is changed in place to what the platform should write.
+    Raises :class:`ValueError` for a fact the memory layer refuses to write. Does nothing
+    for other requests.
+    """
+    if not is_fact_write(action, value):
+        return
+    user_id, key = str(value["namespace"][1]), str(value.get("key"))
+    if action == "delete":
+        await forget_memory(store, user_id, key, actor=actor, via=API_VIA)
+        return
+    sent = value.get("value")
+    if not isinstance(sent, Mapping):
+        raise ValueError(f"A fact's value must be an object, got {sent!r:.80}.")
+    value["value"] = await edit_memory(store, user_id, key, sent, actor=actor, via=API_VIA)
+    value["index"] = None  # indexed as langgraph.json says, like every other fact
