@@ -379,11 +379,15 @@ async def open_store(
 
 @asynccontextmanager
 async def open_checkpointer(uri: str) -> AsyncIterator[Any]:
-    """An ``AsyncPostgresSaver`` on ``uri``, its tables created or migrated."""
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    """A Postgres checkpointer on ``uri``, its tables created or migrated.
+
+    It is ``AsyncPostgresSaver`` with the run deletion that ``multitask_strategy="rollback"``
+    needs (:class:`assistant.checkpoints.RunDeletingPostgresSaver`).
+    """
+    from assistant.checkpoints import RunDeletingPostgresSaver
 
     async with _pool(uri) as pool:
-        saver = AsyncPostgresSaver(pool)
+        saver = RunDeletingPostgresSaver(pool)
         await saver.setup()
         yield saver
 

@@ -1,25 +1,30 @@
 """Durable `make dev`: threads, checkpoints and memories in Postgres survive a crash.
 
 Each test owns its servers (it crashes or restarts them): the ``durable`` preset, or
-``dev_tokens`` with ``storage="postgres"`` (what ``make dev`` serves),
+``dev_tokens`` or ``make_dev`` with ``storage="postgres"`` (what ``make dev`` serves),
 on a database of its own in the embedded Postgres the test session starts, or on an
 embedded Postgres the server starts itself in its working directory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from e2e_helpers import (
+    ASSISTANT_ID,
     DEV_TOKENS,
+    SLOW_MARK,
     StartServer,
     connect,
     current_facts,
@@ -29,11 +34,14 @@ from e2e_helpers import (
     stored_items,
     thread_values,
     unique,
+    user_message,
 )
 from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
 from helpers import create_database
+from scripted import SLOW_SECONDS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
@@ -207,3 +215,159 @@ async def test_a_restored_thread_keeps_its_owner(
         with pytest.raises(NotFoundError):
             await bob.threads.get(thread)
         assert [t["thread_id"] for t in await bob.threads.search()] == []
+
+
+# --------------------------------------------------------------------------- rollback, runs cut off
+
+SLOW = {"ASSISTANT_SCRIPTED_SLOW_ON": SLOW_MARK}
+"""A reply to a message with SLOW_MARK takes SLOW_SECONDS: a run to catch in flight."""
+
+MAKE_DEV_USER = "default-user"
+"""The one user of the ``make_dev`` preset (no token)."""
+
+RUN_RECORDS = Path(".langgraph_api") / ".langgraph_ops.pckl"
+"""Where the dev runtime keeps its thread and run records (under the server's workdir)."""
+
+RECORDS_SAVED_EVERY_S = 10.0
+"""How often the dev runtime writes them (langgraph-runtime-inmem 0.36.7)."""
+
+
+def _human_texts(values: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in values["messages"] if m["type"] == "human"]
+
+
+def _checkpoints_of_run(database: str, run_id: str) -> int:
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE metadata ->> 'run_id' = %s", (run_id,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _until_stored(sdk: LangGraphClient, content: str) -> None:
+    """Wait until the user's memory holds ``content`` (stored while the reply is written)."""
+    for _ in range(100):
+        if content in {f["content"] for f in (await current_facts(sdk, MAKE_DEV_USER)).values()}:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{content!r} was never stored")
+
+
+async def test_a_rollback_on_postgres_takes_the_run_back_and_frees_the_thread(
+    tmp_path: Path, own_server: StartServer, database: str
+) -> None:
+    """``make dev``'s Postgres deletes the rolled-back run (it answered 500, wedging the thread)."""
+    server = own_server(
+        "make_dev", tmp_path / "rollback", storage="postgres", postgres_uri=database, env=SLOW
+    )
+    async with connect(server) as sdk:
+        thread = await new_thread(sdk)
+        await run_turn(server, sdk, thread, "My name is Alice.")
+        first = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message(f"I live in Lyon. {SLOW_MARK}")
+        )
+        await _until_stored(sdk, "Lives in Lyon")
+        second = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message("Hello again"), multitask_strategy="rollback"
+        )
+        await sdk.runs.join(thread, second["run_id"])
+
+        values = await thread_values(sdk, thread)
+        assert _human_texts(values) == ["My name is Alice.", "Hello again"]
+        assert len(values["messages"]) == 4, values["messages"]
+        assert (await sdk.threads.get(thread))["status"] == "idle"
+        with pytest.raises(NotFoundError):
+            await sdk.runs.get(thread, first["run_id"])
+        assert _checkpoints_of_run(database, first["run_id"]) == 0
+        facts = {f["content"] for f in (await current_facts(sdk, MAKE_DEV_USER)).values()}
+        assert "Name is Alice" in facts and "Lives in Lyon" not in facts, facts
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            audit = (await http.get("/memory/audit")).json()["audit"]
+        assert [entry["action"] for entry in audit].count("rollback") == 1, audit
+
+        # Not wedged: the next run (default strategy: reject if busy) is taken and answered.
+        values = await run_turn(server, sdk, thread, "Still there?")
+        assert _human_texts(values)[-1] == "Still there?"
+    log = server.log_path.read_text(encoding="utf-8", errors="replace")
+    assert "missing adelete_for_runs" not in log and "adelete_for_runs is not" not in log
+
+
+async def _next_save(records: Path, after: float) -> float:
+    """Wait until the dev runtime writes its records after mtime ``after``; the new mtime."""
+    patience = 3 * RECORDS_SAVED_EVERY_S
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        saved = records.stat().st_mtime if records.exists() else 0.0
+        if saved > after:
+            return saved
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the dev runtime did not write {records} for {patience} s")
+
+
+async def _status(sdk: LangGraphClient, thread: str, run_id: str) -> str:
+    return str((await sdk.runs.get(thread, run_id))["status"])
+
+
+async def test_runs_cut_off_by_a_crash_run_after_a_restart(
+    tmp_path: Path, own_server: StartServer, database: str
+) -> None:
+    """SIGKILL mid-reply with a run queued behind: after a restart both run, then a new one.
+
+    A run left ``running`` (a crash mid-reply, or a thread wedged by an earlier version) is
+    set back to ``pending`` at start-up and retried; it resumes from its own checkpoints.
+    The dev runtime keeps run records in memory and writes them every ~10 s, so the kill
+    comes right after a write that caught the reply in flight and the next run queued.
+    """
+    workdir = tmp_path / "cut-off"
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database}
+    records = workdir / RUN_RECORDS
+
+    first = own_server("make_dev", workdir, env=SLOW, **options)
+    async with connect(first) as sdk:
+        thread = await new_thread(sdk)
+        await run_turn(first, sdk, thread, "My name is Alice.")
+        facts_before = await current_facts(sdk, MAKE_DEV_USER)
+        # Start the slow reply so that the next write of the records lands in its middle,
+        # with seconds to spare on both sides for a busy machine.
+        saved = await _next_save(records, after=0.0)
+        lead = RECORDS_SAVED_EVERY_S - SLOW_SECONDS / 2 - 0.5
+        if time.time() > saved + lead + 1:
+            saved = await _next_save(records, after=saved)
+        await asyncio.sleep(max(0.0, saved + lead - time.time()))
+        cut = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message(f"I like green tea. {SLOW_MARK}")
+        )
+        queued = await sdk.runs.create(
+            thread,
+            ASSISTANT_ID,
+            input=user_message("I work as a nurse."),
+            multitask_strategy="enqueue",
+        )
+        while await _status(sdk, thread, cut["run_id"]) == "pending":
+            await asyncio.sleep(0.05)
+        assert records.stat().st_mtime == saved, "the records were written before the reply began"
+        await _next_save(records, after=saved)
+        assert await _status(sdk, thread, cut["run_id"]) == "running"
+        assert await _status(sdk, thread, queued["run_id"]) == "pending"
+        first.kill()  # SIGKILL of the whole process group, right after the write
+
+    second = own_server("make_dev", workdir, **options)
+    async with connect(second) as sdk:
+        for run in (cut, queued):
+            await asyncio.wait_for(sdk.runs.join(thread, run["run_id"]), timeout=60)
+            assert await _status(sdk, thread, run["run_id"]) == "success", second.log_tail()
+        values = await run_turn(second, sdk, thread, "Where do I work?")
+        assert _human_texts(values) == [
+            "My name is Alice.",
+            f"I like green tea. {SLOW_MARK}",
+            "I work as a nurse.",
+            "Where do I work?",
+        ]
+        assert len(values["messages"]) == 8, values["messages"]
+        facts_after = await current_facts(sdk, MAKE_DEV_USER)
+    assert facts_before.items() <= facts_after.items()
+    assert any("nurse" in fact["content"] for fact in facts_after.values()), facts_after
+    log = second.log_path.read_text(encoding="utf-8", errors="replace")
+    assert log.count("Retrying runs left running") == 1, "the cut-off run was not left running"
