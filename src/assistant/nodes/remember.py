@@ -74,8 +74,9 @@ MAX_CONTEXT_CHARS = 300
 
 
 def _answered(messages: Sequence[AnyMessage]) -> str:
-    """The assistant's words just before the latest message: what it may answer (their end,
-    where a question usually is).
+    """The end of the assistant's words just before the latest message: what it may answer.
+
+    The end, because that is where a question usually is.
 
     >>> _answered([AIMessage("What is your cat called?"), HumanMessage("Mochi")])
     'What is your cat called?'
