@@ -340,12 +340,14 @@ async def test_each_turns_memory_metrics_are_in_the_thread_state(
     user_id = unique("metrics")
     marker = unique("metrics")
     thread = await new_thread(client)
-    turns: list[tuple[str, str]] = [  # (text, extraction)
-        (f"({marker} 1) My name is Alice and I live in Hangzhou.", "kept"),
-        (f"({marker} 2) What's the capital of France?", "skipped"),
-        (f"({marker} 3) I live in Hangzhou, as I said before.", "nothing"),
-        (f"({marker} 4) I really like green tea with jasmine flowers.", "kept"),
-        (f"({marker} 5) Which teas go well with jasmine flowers?", "skipped"),
+    turns: list[tuple[str, set[str]]] = [  # (text, the extraction outcomes it may have)
+        (f"({marker} 1) My name is Alice and I live in Hangzhou.", {"kept"}),
+        (f"({marker} 2) What's the capital of France?", {"skipped"}),
+        # a repeat: the gate may send it (the model finds it known) or not (the gate scores
+        # the message with its random marker, near the line)
+        (f"({marker} 3) I live in Hangzhou, as I said before.", {"nothing", "skipped"}),
+        (f"({marker} 4) I really like green tea with jasmine flowers.", {"kept"}),
+        (f"({marker} 5) Which teas go well with jasmine flowers?", {"skipped"}),
     ]
     previous_ids: set[str] = set()
     compressed_turns: list[int] = []
@@ -363,9 +365,9 @@ async def test_each_turns_memory_metrics_are_in_the_thread_state(
         assert metrics["message_id"] == human["id"], where
 
         # extraction, and the keys it wrote: they exist in the store with these contents.
-        assert metrics["extraction"] == extraction, where
+        assert metrics["extraction"] in extraction, where
         facts = await current_facts(client, user_id)
-        if extraction == "skipped":
+        if metrics["extraction"] == "skipped":
             for field in ("added", "updated", "superseded", "confirmed"):
                 assert not metrics.get(field), where  # nothing carried over from before
         for key in metrics.get("added", []):
@@ -402,7 +404,8 @@ async def test_each_turns_memory_metrics_are_in_the_thread_state(
             assert metrics["profile_fact_ids"] == [], "turn 1 recalls before it remembers"
         if number == 3:
             [lives] = [key for key, fact in facts.items() if fact["content"] == "Lives in Hangzhou"]
-            assert metrics["confirmed"] == [lives] and metrics["added"] == [], where
+            if metrics["extraction"] == "nothing":
+                assert metrics["confirmed"] == [lives] and metrics["added"] == [], where
             assert lives in metrics["profile_fact_ids"], where
         if number == 4:
             assert [facts[key]["content"] for key in metrics["added"]] == [
