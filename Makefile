@@ -52,7 +52,7 @@ typecheck-e2e:
 test-run:
 	$(BIN)/pytest -n $(WORKERS)
 
-## Rerun every benchmark and write its figures into README.md (minutes; needs the peers).
+## Rerun every benchmark and write its figures into bench/RESULTS.md (minutes; needs the peers).
 bench: install
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/figures.py

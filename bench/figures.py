@@ -1,14 +1,14 @@
-"""Regenerate every benchmark figure in the README from the current code, or check them.
+"""Regenerate every benchmark figure in bench/RESULTS.md from the current code, or check them.
 
 ``python bench/figures.py`` (``make bench``) runs each benchmark in `BENCHES`, writes its
-output into the README between ``<!-- bench:NAME ... -->`` and ``<!-- /bench:NAME -->``
+output into bench/RESULTS.md between ``<!-- bench:NAME ... -->`` and ``<!-- /bench:NAME -->``
 with the commit it ran on, and, for the deterministic ones, runs a small fixed slice and
-keeps its output in ``bench/expected/NAME.txt``, with that output's digest in the README
+keeps its output in ``bench/expected/NAME.txt``, with that output's digest in the
 marker.
 
 ``python bench/figures.py --check`` (run by the test suite) only runs the slices. It fails
-when a slice prints something else than its expected file, or when the README's marker
-names another digest: the code changed what the benchmark prints, or the README was not
+when a slice prints something else than its expected file, or when RESULTS.md's marker
+names another digest: the code changed what the benchmark prints, or RESULTS.md was not
 regenerated with it. Timing benchmarks are regenerated but never checked. The recall slice
 reads its texts' e5 vectors from ``bench/expected/recall_vectors.npz`` (written when
 regenerating): e5's last bits differ between processors, enough to reorder near-ties.
@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+"""Where the figures go (the README links to it and shows a few headline ones)."""
 EXPECTED = ROOT / "bench" / "expected"
-OUTPUTS = (":(exclude)README.md", ":(exclude)bench/expected")
+OUTPUTS = (":(exclude)bench/RESULTS.md", ":(exclude)bench/expected")
 """What this command writes, as git pathspecs that leave it out."""
 
 VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+|ingest \(s|network attempts:)")
@@ -39,12 +40,12 @@ VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+|ingest \(s|network at
 
 @dataclass(frozen=True)
 class Bench:
-    """One benchmark as the README shows it."""
+    """One benchmark as RESULTS.md shows it."""
 
     name: str
-    """Its README marker."""
+    """Its RESULTS.md marker."""
     command: tuple[str, ...]
-    """The full run whose output the README shows (script and arguments)."""
+    """The full run whose output RESULTS.md shows (script and arguments)."""
     slice: tuple[str, ...] | None = None
     """A small deterministic run checked in CI; None for a timing benchmark."""
     keep: tuple[str, ...] = ()
@@ -128,14 +129,14 @@ def paragraphs(output: str, keep: tuple[str, ...]) -> str:
 
 
 def digest(text: str) -> str:
-    """A short digest of a slice's output, as the README marker names it."""
+    """A short digest of a slice's output, as the RESULTS.md marker names it."""
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def commit() -> str:
     """The current commit, marked ``+changes`` when the tree has uncommitted edits.
 
-    What this command writes itself (the README and ``bench/expected/``) does not count,
+    What this command writes itself (RESULTS.md and ``bench/expected/``) does not count,
     so a second run before those are committed still names the commit the code is at.
     """
     sha = subprocess.run(
@@ -151,16 +152,18 @@ def commit() -> str:
 
 
 def block(name: str, text: str) -> re.Match[str]:
-    """The README block of benchmark ``name`` (it must exist)."""
+    """The RESULTS.md block of benchmark ``name`` (it must exist)."""
     pattern = rf"<!-- bench:{name}(?P<attrs>[^>]*)-->\n(?P<body>.*?)<!-- /bench:{name} -->"
     match = re.search(pattern, text, re.DOTALL)
     if match is None:
-        raise SystemExit(f"README.md has no <!-- bench:{name} --> ... <!-- /bench:{name} --> block")
+        raise SystemExit(
+            f"bench/RESULTS.md has no <!-- bench:{name} --> ... <!-- /bench:{name} --> block"
+        )
     return match
 
 
 def regenerate(benches: list[Bench]) -> None:
-    """Run every benchmark and rewrite its README block and expected slice."""
+    """Run every benchmark and rewrite its RESULTS.md block and expected slice."""
     EXPECTED.mkdir(exist_ok=True)
     sha = commit()
     for bench in benches:
@@ -172,20 +175,21 @@ def regenerate(benches: list[Bench]) -> None:
             (EXPECTED / f"{bench.name}.txt").write_text(sliced, encoding="utf-8")
             attrs += f" slice={digest(sliced)}"
         shown = f"`python {' '.join(bench.command)}` at commit {sha}:\n\n```text\n{output}```\n"
-        text = README.read_text(encoding="utf-8")  # written after each, so a failure keeps the rest
+        # written after each, so a failure keeps the rest
+        text = RESULTS.read_text(encoding="utf-8")
         match = block(bench.name, text)
         text = (
             text[: match.start()]
             + f"<!-- bench:{bench.name}{attrs} -->\n{shown}<!-- /bench:{bench.name} -->"
             + text[match.end() :]
         )
-        README.write_text(text, encoding="utf-8")
+        RESULTS.write_text(text, encoding="utf-8")
 
 
 def check(benches: list[Bench]) -> list[str]:
-    """The problems found: slices whose output or README digest is out of date."""
+    """The problems found: slices whose output or RESULTS.md digest is out of date."""
     problems: list[str] = []
-    text = README.read_text(encoding="utf-8")
+    text = RESULTS.read_text(encoding="utf-8")
     for bench in benches:
         if bench.slice is None:
             continue
@@ -205,7 +209,7 @@ def check(benches: list[Bench]) -> list[str]:
         marked = re.search(r"slice=(\w+)", block(bench.name, text)["attrs"])
         if marked is None or marked.group(1) != digest(actual):
             problems.append(
-                f"{bench.name}: README.md shows figures from other code "
+                f"{bench.name}: bench/RESULTS.md shows figures from other code "
                 f"(slice={marked.group(1) if marked else None}, now {digest(actual)})"
             )
     return problems

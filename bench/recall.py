@@ -301,7 +301,7 @@ def use_kept_vectors(path: Path, texts: Sequence[tuple[bool, str]], *, write: bo
 
     e5's vectors differ in their last bits between processors (seen between two 2-core
     development machines), and that is enough to reorder near-ties. The slice that CI checks reads
-    the vectors the README's figures were made with, so it tests this code, not the CPU.
+    the vectors bench/RESULTS.md's figures were made with, so it tests this code, not the CPU.
     With ``write`` they are embedded here and written to ``path`` first.
     """
     embeddings = get_embeddings()

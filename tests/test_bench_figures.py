@@ -1,7 +1,7 @@
-"""The README's deterministic benchmark figures come from the current code.
+"""bench/RESULTS.md's deterministic benchmark figures come from the current code.
 
 `bench/figures.py --check` runs a small fixed slice of each deterministic benchmark and
-compares it with the output `make bench` kept beside it and named in the README.
+compares it with the output `make bench` kept beside it and named in bench/RESULTS.md.
 """
 
 from __future__ import annotations

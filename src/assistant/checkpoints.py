@@ -6,7 +6,7 @@ included, so that the thread is as it was before the run's message. The dev runt
 checkpointer's ``adelete_for_runs``, which ``AsyncPostgresSaver`` (langgraph-checkpoint-
 postgres 3.2.0) does not have: the server then answered 500 to the second run, kept the
 rolled-back message, and left the run ``running`` for good, so the thread stayed busy and
-every later run on it waited (see the README's storage section).
+every later run on it waited (see docs/storage.md).
 
 :class:`RunDeletingPostgresSaver` adds it. Like the runtime's deletion from its own
 in-memory checkpoints, it deletes every checkpoint whose metadata carries one of the runs'

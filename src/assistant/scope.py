@@ -9,6 +9,10 @@ one rule for who the caller is:
   strips that key from client input, so it cannot be spoofed.
 * Only when no auth is configured does the caller's own word count: ``Context.user_id``
   for runs, ``?user_id=`` for the memory routes.
+
+Building a scope also makes the embeddings the current task starts that user's work
+(`assistant.embedding_queue.embed_as`): they wait in the user's lane of the embedder's
+queue and are cached under the user's key.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from starlette.requests import Request
 from assistant import settings
 from assistant.constants import ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
+from assistant.embedding_queue import embed_as
 from assistant.memory import InvalidUserIdError, validate_user_id
 
 __all__ = [
@@ -96,26 +101,36 @@ def require_store(store: BaseStore | None) -> BaseStore:
 
 
 def node_scope(runtime: Runtime[Context]) -> RunScope:
-    """The scope of the run in progress (call from inside a node)."""
+    """The scope of the run in progress (call from inside a node); its embeddings are the user's."""
     context = runtime.context or Context()
-    return RunScope(
-        user_id=resolve_user_id(get_config().get("configurable") or {}, context),
-        thread_id=runtime.execution_info.thread_id if runtime.execution_info else None,
-        store=require_store(runtime.store),
-        context=context,
+    return _claimed(
+        RunScope(
+            user_id=resolve_user_id(get_config().get("configurable") or {}, context),
+            thread_id=runtime.execution_info.thread_id if runtime.execution_info else None,
+            store=require_store(runtime.store),
+            context=context,
+        )
     )
 
 
+def _claimed(scope: RunScope) -> RunScope:
+    """``scope``, after making the current task's embeddings its user's work."""
+    embed_as(scope.user_id)
+    return scope
+
+
 def tool_scope(runtime: ToolRuntime[Context, Any]) -> RunScope:
-    """The scope of the run a memory tool was called in."""
+    """The scope of the run a memory tool was called in (its embeddings are the user's)."""
     configurable = runtime.config.get("configurable") or {}
     context = runtime.context or Context()
     thread_id = configurable.get("thread_id")
-    return RunScope(
-        user_id=resolve_user_id(configurable, context),
-        thread_id=str(thread_id) if thread_id else None,
-        store=require_store(runtime.store),
-        context=context,
+    return _claimed(
+        RunScope(
+            user_id=resolve_user_id(configurable, context),
+            thread_id=str(thread_id) if thread_id else None,
+            store=require_store(runtime.store),
+            context=context,
+        )
     )
 
 
@@ -140,16 +155,18 @@ def request_user_id(request: Request) -> str:
 
 
 def request_scope(request: Request, store: BaseStore | None) -> RunScope:
-    """The scope of an HTTP request to the memory routes.
+    """The scope of an HTTP request to the memory routes (its embeddings are the user's).
 
     Raises:
         HTTPException: as `request_user_id`.
     """
-    return RunScope(
-        user_id=request_user_id(request),
-        thread_id=None,
-        store=require_store(store),
-        context=Context(),
+    return _claimed(
+        RunScope(
+            user_id=request_user_id(request),
+            thread_id=None,
+            store=require_store(store),
+            context=Context(),
+        )
     )
 
 
@@ -178,5 +195,5 @@ def warn_if_unauthenticated() -> None:
         logger.warning(
             "No custom auth is configured: each run's memory belongs to the user_id the "
             "client sends in its context, which any client can set. Use this only on a "
-            "trusted machine; add auth.path to langgraph.json (see README, Security model)."
+            "trusted machine; add auth.path to langgraph.json (see docs/security.md)."
         )
