@@ -57,6 +57,7 @@ from unittest import mock
 
 import numpy as np
 
+from assistant.embedding_queue import UNCLAIMED
 from assistant.memory import (
     WEIGHTS,
     FusionWeights,
@@ -146,8 +147,8 @@ def warm_embeddings(conversations: Sequence[dict[str, Any]], extra_passages: Seq
             )
         np.savez(CACHE, **arrays)
         print(f"  done in {time.perf_counter() - started:.0f} s")
-    for key, vector in known.items():
-        E5Embeddings._cache[key] = vector
+    for (query, text), vector in known.items():  # as no user's work: the memory calls here
+        E5Embeddings._cache[UNCLAIMED, query, text] = vector
 
 
 # --------------------------------------------------------------------------- systems

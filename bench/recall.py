@@ -61,6 +61,7 @@ from unittest import mock
 
 import numpy as np
 
+from assistant.embedding_queue import UNCLAIMED
 from assistant.memory import WEIGHTS, FusionWeights, recall
 from assistant.models import E5Embeddings, get_embeddings
 from assistant.tokens import is_cjk_text
@@ -331,8 +332,8 @@ def use_kept_vectors(path: Path, texts: Sequence[tuple[bool, str]], *, write: bo
             f"{path} has no vector for {len(missing)} texts (first: {missing[0]!r}): "
             "run `python bench/figures.py --only recall` to write it again"
         )
-    for key in texts:
-        embeddings._remember(key, found[key])  # the in-process cache every store reads
+    for query, text in texts:  # the in-process cache every store reads (no user's key)
+        embeddings._remember((UNCLAIMED, query, text), found[query, text])
 
 
 async def main(args: argparse.Namespace) -> None:

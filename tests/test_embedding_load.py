@@ -14,6 +14,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
+from assistant.embedding_queue import FairQueue
 from assistant.models import E5Embeddings
 
 
@@ -52,6 +53,7 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GatedModel, threadi
     monkeypatch.setattr(E5Embeddings, "_models", copies)
     monkeypatch.setattr(E5Embeddings, "_cache", type(E5Embeddings._cache)())
     monkeypatch.setattr(E5Embeddings, "_running", {})
+    monkeypatch.setattr(E5Embeddings, "_queue", FairQueue())
     yield model, gate
     gate.set()
 
@@ -109,7 +111,7 @@ async def test_texts_queued_while_every_copy_is_busy_are_embedded_in_batches(
     )
     assert all(len(batch) <= 4 for batch in later)
     assert len(later) < 10, later  # batched, not one model call per text
-    assert E5Embeddings._running == {} and not E5Embeddings._pending
+    assert E5Embeddings._running == {} and len(E5Embeddings._queue) == 0
 
 
 async def test_a_caller_giving_up_does_not_cancel_the_embedding_others_wait_for(

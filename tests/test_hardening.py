@@ -628,3 +628,16 @@ def test_a_namespace_listing_needs_a_sensible_max_depth(max_depth: object) -> No
 def test_a_sensible_namespace_listing_passes() -> None:
     check_store_request({"namespace": ("user_facts", "a"), "max_depth": 2, "limit": 100})
     check_store_request({"namespace": None, "suffix": None, "max_depth": None})
+
+
+@pytest.mark.parametrize("index", [["notes"], ["content", "notes"], ["$"], "content", 1, True])
+def test_a_put_may_index_its_content_only(index: object) -> None:
+    """Another field has no length limit, and the store would embed all of it."""
+    value = {"namespace": ("user_episodes", "a"), "key": "k", "value": {"notes": "x" * 10**5}}
+    assert "indexed by its content only" in _store_refusal({**value, "index": index})
+
+
+@pytest.mark.parametrize("index", [None, False, ["content"], ("content",)])
+def test_a_put_indexed_as_langgraph_json_says_passes(index: object) -> None:
+    own = ("user_episodes", "a")
+    check_store_request({"namespace": own, "key": "k", "value": {"content": "x"}, "index": index})

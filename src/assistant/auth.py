@@ -50,6 +50,7 @@ from assistant.constants import (
     OWNER_KEY,
     USER_PERMISSION,
 )
+from assistant.embedding_queue import embedding_user
 from assistant.memory import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
@@ -62,7 +63,7 @@ from assistant.nodes.recall import MAX_QUERY_CHARS, prefetch_query
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 from assistant.scope import server_store
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
-from assistant.store_api import is_fact_write, write_through_memory
+from assistant.store_api import embed_for_caller, is_fact_write, write_through_memory
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +237,8 @@ async def on_run_create(
     kwargs = value.get("kwargs") or {}
     check_run_request(kwargs, admin=_is_admin(ctx))
     if not names_another_graph(value.get("assistant_id")):
-        prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
+        with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
+            prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
     return _stamp_owner(ctx, value)
 
 
@@ -395,6 +397,10 @@ MAX_NAMESPACE_DEPTH = 100
 """Largest ``max_depth`` a namespace listing may ask for (the memory's namespaces have two
 labels; Postgres fails on one that does not fit its integers)."""
 
+INDEXED_FIELDS = ("content",)
+"""What a put may ask the store to embed: the field whose length is checked (langgraph.json's
+``store.index.fields``). Any other field could hold a megabyte of text."""
+
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """What a store key or namespace label may not hold: NUL (which Postgres cannot store) and
 every other control character."""
@@ -405,7 +411,8 @@ def check_store_request(value: Mapping[str, Any]) -> None:
 
     A search query is embedded, so it is held to what a run's query is
     (`assistant.nodes.recall.MAX_QUERY_CHARS`); a fact put through the API to what the memory
-    layer stores (`assistant.memory.MAX_FACT_CHARS`), an episode to `MAX_EPISODE_CHARS`.
+    layer stores (`assistant.memory.MAX_FACT_CHARS`), an episode to `MAX_EPISODE_CHARS`, and
+    a put may index no field but those (`INDEXED_FIELDS`).
     ``limit``, ``offset`` and a listing's ``max_depth`` must be sensible whole numbers, keys
     and namespace labels may not hold control characters (`CONTROL_CHARACTERS`), and a value
     may not hold NUL (Postgres answers 500 to each of these).
@@ -436,6 +443,16 @@ def check_store_request(value: Mapping[str, Any]) -> None:
             isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high
         ):
             raise _unprocessable(f"A store {name} must be a whole number from {low} to {high}.")
+    index = value.get("index")
+    if not (
+        index is None
+        or index is False
+        or (isinstance(index, list | tuple) and tuple(index) == INDEXED_FIELDS)
+    ):
+        raise _unprocessable(
+            f"A store item is indexed by its content only: send index as null, false or "
+            f"{list(INDEXED_FIELDS)}, got {index!r:.80}."
+        )
     item = value.get("value")
     content = item.get("content") if isinstance(item, Mapping) else None
     if not isinstance(content, str):
@@ -475,8 +492,10 @@ def _check_store_names(value: Mapping[str, Any]) -> None:
 async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Confine the HTTP store API to the caller's own memory namespaces.
 
-    A put or delete of a fact is then carried out by the memory layer
-    (`assistant.store_api`), audited ``via="api"``; a fact it refuses answers 422.
+    What the request will embed is embedded first, here in the request, as the caller's
+    work (`assistant.store_api.embed_for_caller`). A put or delete of a fact is then carried
+    out by the memory layer (`assistant.store_api`), audited ``via="api"``; a fact it
+    refuses answers 422.
     """
     check_store_request(value)
     namespace = tuple(value.get("namespace") or ())
@@ -486,9 +505,12 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
             f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "
             f"('{EPISODES_NAMESPACE}', '{identity}'); got namespace={namespace!r}."
         )
-    if is_fact_write(ctx.action, value):
-        try:
-            await write_through_memory(await server_store(), ctx.action, value, actor=identity)
-        except ValueError as error:  # an invalid user id (admin) or a refused fact
-            raise _unprocessable(str(error)) from error
+    store = await server_store()
+    with embedding_user(identity):
+        await embed_for_caller(store, ctx.action, value)
+        if is_fact_write(ctx.action, value):
+            try:
+                await write_through_memory(store, ctx.action, value, actor=identity)
+            except ValueError as error:  # an invalid user id (admin) or a refused fact
+                raise _unprocessable(str(error)) from error
     return True

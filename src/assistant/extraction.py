@@ -41,6 +41,7 @@ from assistant import memory, models, prompts, providers
 from assistant.context import Context
 from assistant.history import truncate_text
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
+from assistant.prompting import as_data
 from assistant.scope import RunScope
 
 __all__ = [
@@ -214,14 +215,19 @@ async def known_facts(store: BaseStore, user_id: str, text: str) -> list[Item]:
 async def decide_operations(
     text: str, known: Sequence[Item], *, context: Context
 ) -> list[MemoryOperation]:
-    """Ask the model what ``text`` changes, given the ``known`` facts (numbered from 1)."""
+    """Ask the model what ``text`` changes, given the ``known`` facts (numbered from 1).
+
+    The message and the facts go into their blocks as data (`assistant.prompting.as_data`):
+    neither can close its block and write instructions after it.
+    """
     prompt = prompts.EXTRACTION_PROMPT.format(
         categories=", ".join(CATEGORIES),
         known_facts="\n".join(
-            f"{number}. {item.value.get('content', '')}" for number, item in enumerate(known, 1)
+            f"{number}. {as_data(str(item.value.get('content', '')), one_line=True)}"
+            for number, item in enumerate(known, 1)
         )
         or "(none)",
-        message=truncate_text(text, MAX_EXTRACTION_TOKENS),
+        message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
     result = await providers.ainvoke_structured(
         models.get_chat_model(context.model),

@@ -45,7 +45,14 @@ from assistant.auth import authenticate_token
 from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
 from assistant.settings import AuthSettings, custom_auth_configured, get_auth_settings
 
-__all__ = ["MAX_JSON_DEPTH", "Guard", "is_loopback_host", "json_too_deep", "origin_allowed"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "Guard",
+    "is_loopback_host",
+    "json_too_deep",
+    "origin_allowed",
+    "route_path",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -149,8 +156,12 @@ def _headers(scope: Scope) -> dict[str, str]:
     }
 
 
-def _route_path(scope: Scope) -> str:
-    """The path the routes see: without the mount prefix (``root_path``), if any."""
+def route_path(scope: Scope) -> str:
+    """The path the routes see: without the mount prefix (``root_path``), if any.
+
+    >>> route_path({"path": "/api/store/items/search", "root_path": "/api"})
+    '/store/items/search'
+    """
     path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
     if root and path.startswith(root):
         return path[len(root) :] or "/"
@@ -221,7 +232,7 @@ class Guard:
             if replay is None:
                 return
             receive = replay
-        path, method = _route_path(scope), scope.get("method", "GET")
+        path, method = route_path(scope), scope.get("method", "GET")
         match = _STREAM_PATH.match(path)
         if method == "GET" and match and not await self._can_read_thread(scope, match["thread_id"]):
             await _respond(send, 404, f"Thread {match['thread_id']} not found.")
@@ -229,7 +240,7 @@ class Guard:
         await self.app(scope, receive, send)
 
     async def _check(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
-        path, method = _route_path(scope), scope.get("method", "GET")
+        path, method = route_path(scope), scope.get("method", "GET")
         if path.startswith(HIDDEN_PREFIXES):
             return 404, "Not Found", {}
         headers = _headers(scope)
@@ -318,7 +329,7 @@ class Guard:
                 send, 422, f"JSON nested more than {MAX_JSON_DEPTH} levels deep is refused."
             )
             return None
-        path, method = _route_path(scope), scope.get("method", "GET")
+        path, method = route_path(scope), scope.get("method", "GET")
         if method == "POST" and path.rstrip("/") == "/threads":
             if await self._refuse_prefilled_state(scope, body, send):
                 return None

@@ -36,8 +36,8 @@ from langchain_core.messages import HumanMessage, convert_to_messages
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from assistant import models, prompts
-from assistant.history import format_transcript, truncate_text
+from assistant import models
+from assistant.history import truncate_text
 from assistant.memory import (
     AUDIT_NAMESPACE,
     FACTS_NAMESPACE,
@@ -46,6 +46,7 @@ from assistant.memory import (
 )
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import episode_record
+from assistant.prompting import summary_prompt
 from assistant.settings import get_client_settings, get_retention_settings
 
 __all__ = ["RetentionReport", "main", "prune", "save_idle_episodes"]
@@ -125,12 +126,11 @@ async def save_idle_episodes(
             ended = _parse_time(existing["value"].get("ended_at"))
             if ended is not None and updated is not None and ended >= updated:
                 continue
-        prompt = prompts.SUMMARY_PROMPT.format(
+        prompt = summary_prompt(
             max_tokens=EPISODE_TOKENS,
-            max_words=EPISODE_TOKENS * 3 // 4,
-            remembered="(none)",
-            summary=str(values.get("summary") or "").strip() or "(none yet)",
-            messages=format_transcript(messages),
+            remembered=[],
+            summary=str(values.get("summary") or ""),
+            messages=messages,
         )
         response = await models.get_chat_model().ainvoke([HumanMessage(content=prompt)])
         summary = truncate_text(response.text.strip(), EPISODE_TOKENS)

@@ -1,4 +1,11 @@
-"""The HTTP store API's writes to facts, through the memory layer like every other write.
+"""The HTTP store API: embedded as the caller's work, facts written by the memory layer.
+
+The store embeds a search's query and a put's content in a background task of its own,
+which knows no user and which a client leaving does not stop: one user's long queries
+there would hold the store and the embedder up for everyone. So the store auth handler
+calls `embed_for_caller` first, in the request's own task: the text waits in the caller's
+lane of the embedder's queue (`assistant.embedding_queue`), is dropped if the client leaves
+first (`assistant.disconnect`), and the store then finds its vector cached.
 
 LangGraph Server's ``PUT`` and ``DELETE /store/items`` write the store directly. For a
 user's facts (``("user_facts", <user>)``) the store auth handler (`assistant.auth.on_store`)
@@ -32,8 +39,10 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory import API_VIA, FACTS_NAMESPACE, edit_memory, forget_memory
+from assistant.memory.index import store_embeddings
+from assistant.models import E5Embeddings
 
-__all__ = ["is_fact_write", "write_through_memory"]
+__all__ = ["embed_for_caller", "is_fact_write", "write_through_memory"]
 
 WRITES = frozenset({"put", "delete"})
 """The store API's actions that change an item."""
@@ -66,3 +75,25 @@ async def write_through_memory(
         raise ValueError(f"A fact's value must be an object, got {sent!r:.80}.")
     value["value"] = await edit_memory(store, user_id, key, sent, actor=actor, via=API_VIA)
     value["index"] = None  # indexed as langgraph.json says, like every other fact
+
+
+async def embed_for_caller(store: BaseStore, action: str | None, value: Mapping[str, Any]) -> None:
+    """Embed what a store request will embed, now, as the current user's work (see the module).
+
+    A search's ``query`` is embedded as a query, a put's ``content`` as a passage (the
+    store's index embeds ``content`` only: `assistant.auth.check_store_request`), with the
+    ``store``'s own embeddings. Does nothing for other requests, or when those are not the
+    bundled model (a served one keeps no cache for the store to find the vector in).
+    """
+    embeddings = store_embeddings(store)
+    if not isinstance(embeddings, E5Embeddings):
+        return
+    if action == "search":
+        query = value.get("query")
+        if isinstance(query, str) and query:
+            await embeddings.aembed_query(query)
+    elif action == "put" and value.get("index") is not False:
+        item = value.get("value")
+        content = item.get("content") if isinstance(item, Mapping) else None
+        if isinstance(content, str) and content:
+            await embeddings.aembed_documents([content])

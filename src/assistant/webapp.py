@@ -44,6 +44,7 @@ from starlette.routing import Route
 
 from assistant import memory
 from assistant.constants import CONSOLE_PATH, MCP_PATH
+from assistant.disconnect import CancelOnDisconnect
 from assistant.guard import Guard
 from assistant.mcp_server import MemoryMCP
 from assistant.nodes.recall import MAX_QUERY_CHARS
@@ -208,10 +209,12 @@ app = Starlette(
         Route("/memory/heard", list_heard, methods=["GET"]),
         Route(MCP_PATH, memory_mcp, methods=["GET", "POST", "DELETE"]),
     ],
-    middleware=[Middleware(Guard)],
+    middleware=[Middleware(Guard), Middleware(CancelOnDisconnect)],
     lifespan=lifespan,
 )
 """The custom routes; langgraph.json's ``http.app`` points here.
 
-Its middleware, `assistant.guard.Guard`, wraps every route the server answers, the
-platform's and the dev runtime's included (see that module)."""
+Its middleware wraps every route the server answers, the platform's and the dev runtime's
+included, outermost first: `assistant.guard.Guard` (the outer wall: hidden routes, origins,
+credentials, body limits, no framing), then `assistant.disconnect.CancelOnDisconnect` (a
+search whose client left is cancelled, and its embedding dropped)."""

@@ -10,14 +10,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from assistant import memory, models, prompts
+from assistant import memory, models
 from assistant.context import Context
-from assistant.history import (
-    MAX_TOKENS_PER_FOLDED_MESSAGE,
-    format_transcript,
-    keep_recent_start,
-    truncate_text,
-)
+from assistant.history import MAX_TOKENS_PER_FOLDED_MESSAGE, keep_recent_start, truncate_text
+from assistant.prompting import summary_prompt
 from assistant.scope import node_scope
 from assistant.state import State, TurnMetrics
 from assistant.tokens import count_message_tokens, count_messages_tokens
@@ -42,13 +38,11 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]
     if not folded:
         return {}
-    prompt = prompts.SUMMARY_PROMPT.format(
+    prompt = summary_prompt(
         max_tokens=context.summary_max_tokens,
-        max_words=context.summary_max_tokens * 3 // 4,
-        remembered="\n".join(f"- {fact['content']}" for fact in state.get("profile", []))
-        or "(none)",
-        summary=state.get("summary", "").strip() or "(none yet)",
-        messages=format_transcript(folded),
+        remembered=[fact["content"] for fact in state.get("profile", [])],
+        summary=state.get("summary", ""),
+        messages=folded,
     )
     try:
         model = models.get_chat_model(context.model)
