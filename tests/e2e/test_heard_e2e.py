@@ -7,7 +7,7 @@ to: each extraction call stores the message it was sent as one fact. So a fact i
 store exactly when the gate let its message through, and every non-fact that reaches the
 stub is an extraction call spent.
 
-The messages are the labelled test split of ``bench/data/heard/`` (570 messages in 20
+The messages are the labelled test split of ``bench/data/heard/`` (570 messages in 25
 languages, written independently of the gate and after it was settled; ``bench/gate.py
 --split test`` reads the same split in-process). The table
 of facts kept and non-facts sent, per language, is printed with the test's output.
