@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from langgraph.store.base import BaseStore
 
+from assistant.memory import user_facts_namespace
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 SAMPLE: dict[str, Any] = {
@@ -134,3 +136,42 @@ async def test_a_missing_data_file_is_one_line_and_no_error(
     await locomo.main(locomo.parse_args(["--data", str(tmp_path / "absent.json")]))
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "not found" in out
+
+
+async def test_turns_as_commonly_measured_carry_speaker_and_date_in_their_text(
+    locomo: ModuleType, store: BaseStore
+) -> None:
+    conversation = locomo.read_conversation(SAMPLE)
+    assert locomo.commonly_measured(conversation, 3) == (
+        "Ben (19 June, 2023): My violin recital is on Friday."
+    )
+    ours = locomo.Ours("ours", metadata=False, text=locomo.commonly_measured, store=store)
+    await ours.ingest(conversation)
+    [key] = [key for key, dia_id in ours.dia_ids.items() if dia_id == "D2:1"]
+    item = await store.aget(user_facts_namespace("conv-t1"), key)
+    assert item is not None
+    assert item.value["content"] == "Ben (19 June, 2023): My violin recital is on Friday."
+    assert "speaker" not in item.value  # no metadata: the text is all there is
+    bm25 = locomo.BM25("bm25", locomo.words, text=locomo.commonly_measured)
+    await bm25.ingest(conversation)
+    question = locomo.Question("What did Ben say in June?", 4, frozenset({"D2:1"}))
+    assert (await bm25.search(conversation, question))[0] == "D2:1"  # "june" is in its text
+
+
+def test_the_ablation_flips_each_feature_from_what_src_has(
+    locomo: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.memory import WEIGHTS, lexical
+
+    on = locomo.Feature("speaker boost", {"speaker_boost": 0.0}, {"speaker_boost": 1.0})
+    off = locomo.Feature("neighbours", {"neighbours": 0}, {"neighbours": 3})
+    assert WEIGHTS.speaker_boost and not WEIGHTS.neighbours
+    assert locomo.toggled(on) == ("speaker boost off (speaker_boost=0.0)", {"speaker_boost": 0.0})
+    assert locomo.toggled(off) == ("neighbours on (neighbours=3)", {"neighbours": 3})
+
+    change = {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.0, "rrf_k": 60}
+    before = lexical.CONTEXT_WEIGHT
+    with locomo.settings(change) as weights:
+        assert lexical.CONTEXT_WEIGHT == 0.0  # read while indexing: patched meanwhile
+        assert weights.rrf_k == 60 and weights.vector_weight == WEIGHTS.vector_weight
+    assert lexical.CONTEXT_WEIGHT == before

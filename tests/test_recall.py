@@ -48,22 +48,22 @@ async def recalled(
 def test_fusion_weights_defaults_are_deliberate() -> None:
     """Changing a weight changes every user's recall: do it on purpose, with the bench."""
     assert dataclasses.asdict(FusionWeights()) == {
-        "rrf_k": 60,
-        "vector_weight": 1.5,
+        "rrf_k": 10,
+        "vector_weight": 0.7,
         "lexical_weight": 1.0,
         "latin_query_offset": 0.006,
         "cjk_query_offset": 0.086,
         "candidates": 50,
-        "recency_boost": 0.1,
+        "recency_boost": 0.0,
         "recency_half_life_days": 30.0,
-        "importance_boost": 0.1,
+        "importance_boost": 0.0,
         "date_weight": 3.0,
         "expand_dates": True,
         "speaker_boost": 1.0,
         "neighbours": 0,
         "neighbour_distance": 1,
         "neighbour_decay": 0.5,
-        "hub_penalty": 1.5,
+        "hub_penalty": 0.0,
         "hub_min_items": 50,
     }
     assert memory.WEIGHTS == FusionWeights()
@@ -87,17 +87,11 @@ def test_fuse_gives_the_exact_reciprocal_rank_order() -> None:
     values = {key: fresh() for key in "abcde"}
     fused = fuse([(1.0, ["a", "b", "c", "d"]), (1.0, ["c", "e"])], values, limit=10, now=NOW)
 
-    # c is in both rankings; b and e tie at rank 2 and are ordered by key.
+    # c is in both rankings; b and e tie at rank 2 and are ordered by key. No boost:
+    # recency and importance are off by default.
     assert [key for key, _ in fused] == ["c", "a", "b", "e", "d"]
-    boost = 1 + 0.1 * 1.0 + 0.1 * 0.9  # brand new, confidence 0.9
     assert dict(fused) == pytest.approx(
-        {
-            "c": (1 / 63 + 1 / 61) * boost,
-            "a": 1 / 61 * boost,
-            "b": 1 / 62 * boost,
-            "e": 1 / 62 * boost,
-            "d": 1 / 64 * boost,
-        }
+        {"c": 1 / 13 + 1 / 11, "a": 1 / 11, "b": 1 / 12, "e": 1 / 12, "d": 1 / 14}
     )
 
 
@@ -105,11 +99,15 @@ def test_fuse_is_deterministic_and_ties_break_by_key() -> None:
     values = {key: fresh() for key in ["k3", "k1", "k2"]}
     rankings = [(1.0, ["k3", "k1"]), (1.0, ["k1", "k3"]), (1.0, ["k2"]), (1.0, ["k2"])]
     first = fuse(rankings, values, limit=3, now=NOW)
-    # k1 and k3 both score 1/61 + 1/62; k2 scores 2/61 and wins.
+    # k1 and k3 both score 1/11 + 1/12; k2 scores 2/11 and wins.
     assert [key for key, _ in first] == ["k2", "k1", "k3"]
     for _ in range(5):
         assert fuse(list(reversed(rankings)), values, limit=3, now=NOW) == first
     assert fuse(rankings, values, limit=2, now=NOW) == first[:2]
+
+
+BOOSTED = FusionWeights(rrf_k=60, recency_boost=0.1, importance_boost=0.1)
+"""Recency and importance switched on (they are off by default), at their former values."""
 
 
 def test_fuse_boosts_recent_and_confident_facts_between_equal_ranks() -> None:
@@ -121,20 +119,22 @@ def test_fuse_boosts_recent_and_confident_facts_between_equal_ranks() -> None:
     }
     # Every key is at rank 1 of its own ranking: only the boosts separate them.
     rankings = [(1.0, [key]) for key in values]
-    assert [key for key, _ in fuse(rankings, values, limit=4, now=NOW)] == [
+    assert [key for key, _ in fuse(rankings, values, limit=4, now=NOW, weights=BOOSTED)] == [
         "new",
         "sure",
         "old",
         "unsure",
     ]
-    scores = dict(fuse(rankings, values, limit=4, now=NOW))
-    half_life = dict(fuse([(1.0, ["x"])], {"x": fresh(0.0, 30)}, limit=1, now=NOW))
+    scores = dict(fuse(rankings, values, limit=4, now=NOW, weights=BOOSTED))
+    half_life = dict(fuse([(1.0, ["x"])], {"x": fresh(0.0, 30)}, limit=1, now=NOW, weights=BOOSTED))
     assert half_life["x"] == pytest.approx(1 / 61 * (1 + 0.1 * 0.5))  # 30 days: half the gain
     assert scores["new"] / scores["old"] < 1.1  # the boost is mild
+    # Off by default: only the ranks count.
+    assert len({score for _, score in fuse(rankings, values, limit=4, now=NOW)}) == 1
 
 
 def test_fuse_treats_missing_metadata_as_old_and_fairly_confident() -> None:
-    [(_, score)] = fuse([(1.0, ["x"])], {}, limit=1, now=NOW)
+    [(_, score)] = fuse([(1.0, ["x"])], {}, limit=1, now=NOW, weights=BOOSTED)
     assert score == pytest.approx(1 / 61 * (1 + 0.1 * 0.5 ** (365 / 30) + 0.1 * 0.8))
 
 
@@ -144,7 +144,7 @@ def test_fuse_applies_the_ranking_weights() -> None:
     assert [key for key, _ in fuse(rankings, values, limit=2, now=NOW)] == ["a", "b"]
     weights = FusionWeights(rrf_k=0)
     [(_, score)] = fuse([(1.0, ["a"])], values, limit=1, weights=weights, now=NOW)
-    assert score == pytest.approx(1.0 * (1 + 0.1 + 0.09))
+    assert score == pytest.approx(1.0)  # 1 / (0 + rank 1), no boost by default
 
 
 async def test_the_same_query_twice_gives_the_same_results(store: InMemoryStore) -> None:

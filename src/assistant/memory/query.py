@@ -136,7 +136,7 @@ def without_names(plan: QueryPlan, speakers: list[str]) -> QueryPlan:
     >>> plan = analyze_query("Where did Caroline go hiking?", date(2023, 5, 14))
     >>> new = without_names(plan, ["speaker:caroline"])
     >>> new.text, new.terms
-    ('Where did go hiking?', ['go', 'hiking'])
+    ('Where did go hiking?', ['go', 'hike'])
     """
     text = plan.text
     for tag in speakers:
