@@ -57,6 +57,8 @@ class Bench:
 
 
 BENCHES: tuple[Bench, ...] = (
+    Bench("locomo", ("bench/locomo.py", "--ablation")),
+    Bench("locomo_product", ("bench/locomo_product.py",)),
     Bench("conversations", ("bench/conversations.py",)),
     Bench(
         "recall",
