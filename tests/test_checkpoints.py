@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 
 from assistant.checkpoints import RUN_ID_INDEX, RunDeletingPostgresSaver
 from assistant.storage import open_checkpointer
+from assistant.threads import resume_instead_of_repeating, resume_interrupted_runs, started_runs
 from helpers import create_database
 
 pytestmark = pytest.mark.postgres
@@ -128,3 +129,82 @@ def test_the_library_still_lacks_run_deletion() -> None:
     assert "adelete_for_runs" not in vars(AsyncPostgresSaver), (
         "AsyncPostgresSaver now has adelete_for_runs: drop RunDeletingPostgresSaver's"
     )
+
+
+def _waiting(run_id: str, text: str) -> dict[str, Any]:
+    """A run record as the dev runtime keeps it, saved as running and reset to pending."""
+    return {
+        "run_id": run_id,
+        "status": "pending",
+        "kwargs": {"input": {"messages": [{"role": "user", "content": text}]}, "command": None},
+    }
+
+
+async def test_a_retried_run_that_had_finished_resumes_and_adds_nothing(database: str) -> None:
+    async with open_checkpointer(database) as saver:
+        graph = _graph(saver)
+        thread = str(uuid.uuid4())
+        await _turn(graph, thread, "run-1", "I live in Lyon")
+        runs = [_waiting("run-1", "I live in Lyon"), _waiting("run-2", "Never started")]
+
+        started = await started_runs(saver, ["run-1", "run-2"])
+        assert started == {"run-1"}
+        assert resume_instead_of_repeating(runs, started) == ["run-1"]
+        assert runs[0]["kwargs"] == {"input": None, "command": None}
+        assert runs[1]["kwargs"]["input"] is not None  # it wrote nothing: retried as it was
+
+        # What the runtime then does with the resumed run: the thread is unchanged.
+        config = {"configurable": {"thread_id": thread}, "metadata": {"run_id": "run-1"}}
+        await graph.ainvoke(runs[0]["kwargs"]["input"], config)
+        state = await graph.aget_state({"configurable": {"thread_id": thread}})
+        assert _texts(state.values) == ["I live in Lyon", "heard: I live in Lyon"]
+        assert state.values["turns"] == 1
+
+
+async def test_a_retried_run_cut_off_midway_finishes_its_remaining_steps(database: str) -> None:
+    async with open_checkpointer(database) as saver:
+        builder = StateGraph(State)
+        builder.add_node(reply)
+        builder.add_node(count)
+        builder.add_edge(START, "reply")
+        builder.add_edge("reply", "count")
+        graph = builder.compile(checkpointer=saver, interrupt_before=["count"])
+        thread = str(uuid.uuid4())
+        await _turn(graph, thread, "run-1", "I work as a nurse")  # stops before `count`
+        runs = [_waiting("run-1", "I work as a nurse")]
+        assert resume_instead_of_repeating(runs, await started_runs(saver, ["run-1"]))
+
+        config = {"configurable": {"thread_id": thread}, "metadata": {"run_id": "run-1"}}
+        await graph.ainvoke(runs[0]["kwargs"]["input"], config)
+        state = await graph.aget_state({"configurable": {"thread_id": thread}})
+        assert _texts(state.values) == ["I work as a nurse", "heard: I work as a nurse"]
+        assert state.values["turns"] == 1
+
+
+def test_only_pending_runs_with_an_input_are_changed() -> None:
+    done = {**_waiting("run-1", "hi"), "status": "success"}
+    resumed_already = {"run_id": "run-2", "status": "pending", "kwargs": {"input": None}}
+    odd = {"run_id": "run-3", "status": "pending", "kwargs": "encrypted"}
+    runs = [done, resumed_already, odd]
+    assert resume_instead_of_repeating(runs, {"run-1", "run-2", "run-3"}) == []
+    assert done["kwargs"]["input"] is not None
+
+
+async def test_the_dev_runtimes_records_are_changed_in_place(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the dev runtime's own connection, as at the server's start."""
+    monkeypatch.setenv("LANGGRAPH_RUNTIME_EDITION", "inmem")
+    from langgraph_runtime_inmem.database import GLOBAL_STORE
+
+    async with open_checkpointer(database) as saver:
+        graph = _graph(saver)
+        run_id = f"run-{uuid.uuid4().hex}"
+        await _turn(graph, str(uuid.uuid4()), run_id, "I live in Lyon")
+        runs = [_waiting(run_id, "I live in Lyon"), _waiting("run-never", "Hi")]
+        monkeypatch.setitem(GLOBAL_STORE, "runs", runs)
+
+        assert await resume_interrupted_runs(saver) == [run_id]
+        assert GLOBAL_STORE["runs"][0]["kwargs"]["input"] is None
+        assert GLOBAL_STORE["runs"][1]["kwargs"]["input"] is not None
+        assert await started_runs(saver, []) == set()

@@ -409,13 +409,16 @@ async def checkpointer() -> AsyncIterator[Any]:
 
     On open it also restores the dev runtime's record of every thread that has
     checkpoints but no record, i.e. threads created less than ~10 s before a crash
-    (see :func:`assistant.threads.restore_thread_records`).
+    (see :func:`assistant.threads.restore_thread_records`), and makes the runtime's retry of
+    a run cut off after it saved its input resume rather than run it again
+    (:func:`assistant.threads.resume_interrupted_runs`).
     """
-    from assistant.threads import restore_thread_records
+    from assistant.threads import restore_thread_records, resume_interrupted_runs
 
     async with _server_postgres() as uri, open_checkpointer(uri) as saver:
         logger.info("Checkpointer: Postgres at %s", hide_password(uri))
         await restore_thread_records(saver)
+        await resume_interrupted_runs(saver)
         yield saver
 
 

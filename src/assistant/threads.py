@@ -15,6 +15,15 @@ runtime's own ``Threads.put``, the call ``POST /threads`` makes, and patches not
 
 What it cannot restore: the runtime's run records (the list of runs of a thread) and
 a thread created in that window that never ran (it has no checkpoint and held nothing).
+
+:func:`resume_interrupted_runs` runs at the same moment. The runtime retries every run
+its records saved as ``running`` (a crash cut it off), with the run's input. But the
+records may be up to ~10 s older than the checkpoints: a run that had already written
+its input, or had even finished, would add the user's message a second time and answer
+it twice. Such a run (one with checkpoints stamped with its id) is retried with no
+input instead, which LangGraph reads as "go on from the last checkpoint": a finished run
+does nothing, a cut-off one finishes its remaining steps. A run that wrote nothing is
+retried as it was.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-__all__ = ["RESTORED_METADATA", "restore_thread_records"]
+__all__ = ["RESTORED_METADATA", "resume_interrupted_runs", "restore_thread_records"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,16 +84,79 @@ async def restore_thread_records(saver: Any) -> list[str]:
     return restored
 
 
-async def _latest_checkpoint_metadata(saver: Any) -> dict[str, dict[str, Any]]:
-    """``{thread_id: metadata of its latest root checkpoint}`` for every thread."""
+_STARTED_RUNS = """
+SELECT DISTINCT metadata->>'run_id' AS run_id
+FROM checkpoints
+WHERE metadata->>'run_id' = ANY(%s)
+"""
+
+
+async def resume_interrupted_runs(saver: Any) -> list[str]:
+    """Make the runtime's retry of runs that already wrote checkpoints resume, not repeat.
+
+    Args:
+        saver: An ``AsyncPostgresSaver`` (its ``conn`` is a connection or a pool).
+
+    Returns:
+        The ids of the runs that will resume (empty outside `langgraph dev`).
+    """
+    try:
+        from langgraph_runtime.database import connect
+    except ImportError:  # not the dev runtime: the platform keeps run records itself
+        return []
+    async with connect() as conn:
+        runs: list[dict[str, Any]] = list(getattr(conn, "store", {}).get("runs", ()))
+        waiting = [str(run["run_id"]) for run in runs if run.get("status") == "pending"]
+        started = await started_runs(saver, waiting)
+        resumed = resume_instead_of_repeating(runs, started)
+    if resumed:
+        logger.warning(
+            "Runs cut off by a crash after they had saved their input resume from their "
+            "last checkpoint instead of running their input again: %s",
+            ", ".join(resumed),
+        )
+    return resumed
+
+
+async def started_runs(saver: Any, run_ids: list[str]) -> set[str]:
+    """Those of ``run_ids`` that have written at least one checkpoint."""
+    if not run_ids:
+        return set()
+    rows = await _fetch(saver, _STARTED_RUNS, (run_ids,))
+    return {str(row["run_id"]) for row in rows}
+
+
+def resume_instead_of_repeating(runs: list[dict[str, Any]], started: set[str]) -> list[str]:
+    """Clear the input of each pending run in ``started``; the ids of the runs changed."""
+    resumed: list[str] = []
+    for run in runs:
+        if run.get("status") != "pending" or str(run.get("run_id")) not in started:
+            continue
+        kwargs = run.get("kwargs")
+        if not isinstance(kwargs, dict) or (
+            kwargs.get("input") is None and kwargs.get("command") is None
+        ):
+            continue
+        kwargs["input"] = None
+        kwargs["command"] = None
+        resumed.append(str(run["run_id"]))
+    return resumed
+
+
+async def _fetch(saver: Any, query: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of ``query`` on the saver's connection or pool."""
     pool = saver.conn
     if hasattr(pool, "connection"):
         async with pool.connection() as conn:
-            cursor = await conn.execute(_LATEST_CHECKPOINTS)
-            rows = await cursor.fetchall()
-    else:
-        cursor = await pool.execute(_LATEST_CHECKPOINTS)
-        rows = await cursor.fetchall()
+            cursor = await conn.execute(query, parameters)
+            return list(await cursor.fetchall())
+    cursor = await pool.execute(query, parameters)
+    return list(await cursor.fetchall())
+
+
+async def _latest_checkpoint_metadata(saver: Any) -> dict[str, dict[str, Any]]:
+    """``{thread_id: metadata of its latest root checkpoint}`` for every thread."""
+    rows = await _fetch(saver, _LATEST_CHECKPOINTS)
     return {str(row["thread_id"]): dict(row["metadata"] or {}) for row in rows}
 
 
