@@ -31,7 +31,7 @@ from assistant.embedding_queue import (
     Limits,
     current_embedding_user,
 )
-from assistant.settings import get_embedding_settings, get_model_settings, log_settings
+from assistant.settings import get_embedding_settings, get_model_settings
 
 __all__ = [
     "EMBEDDING_DIMS",
@@ -429,6 +429,3 @@ def get_embeddings() -> Embeddings:
         dimensions=EMBEDDING_DIMS if name.startswith("text-embedding-3") else None,
         check_embedding_ctx_length=False,
     )
-
-
-log_settings()  # the server imports this module once, while loading the graph

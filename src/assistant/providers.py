@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import openai
 from langchain_core.language_models import BaseChatModel
@@ -39,6 +38,8 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
+
+from assistant.settings import endpoint_host
 
 __all__ = [
     "REPEATED_FAILURES",
@@ -62,8 +63,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
-
-OPENAI_HOST = "api.openai.com"
 
 REPEATED_FAILURES = 2
 """Extraction failures in a row after which replies carry a warning."""
@@ -152,21 +151,6 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     text = _SECRET_PATTERNS[0].sub(r"\1 ***", text)
     text = _SECRET_PATTERNS[1].sub("***", text)
     return _SECRET_PATTERNS[2].sub(r"\1\2***", text)
-
-
-def endpoint_host(base_url: str) -> str:
-    """The host (and port) of a base URL, without credentials or path.
-
-    >>> endpoint_host("http://user:pw@localhost:11434/v1")
-    'localhost:11434'
-    >>> endpoint_host("")
-    'api.openai.com'
-    """
-    if not base_url.strip():
-        return OPENAI_HOST
-    parts = urlsplit(base_url.strip() if "//" in base_url else f"//{base_url.strip()}")
-    host = parts.hostname or base_url.strip()
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 def _provider_message(error: openai.APIError, secrets: Sequence[str]) -> str:
