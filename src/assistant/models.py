@@ -3,8 +3,9 @@
 Tests and the scripted demo replace :func:`get_chat_model`; nodes always call it through
 this module (``models.get_chat_model(...)``) so that the replacement takes effect. What
 the models are built from (endpoint, key, model name, timeouts) is read from the
-environment by :mod:`assistant.settings`; how chat models behave per provider
-(structured-output fallback, tools, readable errors) lives in :mod:`assistant.providers`.
+environment by :mod:`assistant.settings`; the chat model's errors read as
+:class:`assistant.provider_errors.ModelProviderError`; how chat models behave per provider
+(structured-output fallback, tools) lives in :mod:`assistant.providers`.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def get_chat_model(model: str = "") -> BaseChatModel:
 def _build_chat_model(
     name: str, api_key: str, base_url: str, timeout: float, max_retries: int
 ) -> BaseChatModel:
-    from assistant.providers import ProviderChatModel
+    from assistant.provider_errors import ProviderChatModel  # langchain-openai: on first use
 
     return ProviderChatModel(
         model=name,
