@@ -10,7 +10,7 @@ earliest of:
 3. another thread of the same user starting a turn: that thread's `recall` extracts it
    first, so a fact never misses the user's other threads;
 4. ``Context.extraction_hold_s`` after the oldest was held: a timer in the server process
-   (after a restart, the user's next turn extracts what is overdue).
+   (`assistant.hold_timers`; after a restart, the user's next turn extracts what is overdue).
 
 Until then the message is still in its own thread's messages, which the reply reads.
 
@@ -37,7 +37,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.store.base import BaseStore, Item
 
-from assistant import memory, models, prompts, providers
+from assistant import hold_timers, memory, models, prompts, providers
 from assistant.context import Context
 from assistant.history import truncate_text
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
@@ -133,7 +133,7 @@ async def extract(
     (the default), or an agent over MCP (`assistant.mcp_server`).
     """
     for thread_id in {said.thread_id or scope.thread_id or "" for said in batch}:
-        _cancel_timer(scope.user_id, thread_id)  # every held message of theirs is in ``batch``
+        hold_timers.cancel(scope.user_id, thread_id)  # every held message of theirs is in ``batch``
     try:
         report = await _extract(scope, batch, via=via, client=client)
     except Exception as error:
@@ -371,35 +371,6 @@ _RELEASE_LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakVal
 """Each user's release lock, while some release holds it."""
 
 
-_TIMERS: dict[tuple[str, str], asyncio.TimerHandle] = {}
-"""Each thread's pending release of its held messages, by (user, thread)."""
-
-_RELEASES: set[asyncio.Task[Any]] = set()
-"""Releases running now (kept so that they are not garbage-collected mid-way)."""
-
-
 def _start_timer(scope: RunScope, delay: float) -> None:
-    key = (scope.user_id, scope.thread_id or "")
-    _cancel_timer(*key)
-    loop = asyncio.get_running_loop()
-
-    def fire() -> None:
-        _TIMERS.pop(key, None)
-        task = loop.create_task(_release_quietly(scope))
-        _RELEASES.add(task)
-        task.add_done_callback(_RELEASES.discard)
-
-    _TIMERS[key] = loop.call_later(delay, fire)
-
-
-def _cancel_timer(user_id: str, thread_id: str) -> None:
-    timer = _TIMERS.pop((user_id, thread_id), None)
-    if timer is not None:
-        timer.cancel()
-
-
-async def _release_quietly(scope: RunScope) -> None:
-    try:
-        await release_held(scope)
-    except Exception:
-        logger.exception("Extracting held messages failed")
+    """Release the thread's held messages in ``delay`` seconds, unless extracted sooner."""
+    hold_timers.start((scope.user_id, scope.thread_id or ""), delay, lambda: release_held(scope))

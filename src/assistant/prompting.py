@@ -19,7 +19,7 @@ given up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -270,23 +270,15 @@ def fit_prompt(
     def overflow(text: str) -> int:
         return TOKENS_PER_MESSAGE + count_text_tokens(text) + message_tokens - max_prompt_tokens
 
-    def give_up(name: str, items: list[Any], *, keep: Any = None) -> str:
-        text = system()
-        while overflow(text) > 0:
-            candidates = [i for i, item in enumerate(items) if keep is None or not keep(item)]
-            if not candidates:
-                break
-            items.pop(candidates[-1])
-            left_out[name] = left_out.get(name, 0) + 1
-            text = system()
+    def give_up(name: str, items: list[Any], keep: Callable[[Any], bool] | None = None) -> str:
+        text, dropped = _drop_until_fits(items, system, overflow, keep=keep)
+        left_out.update({name: dropped} if dropped else {})
         return text
 
     text = give_up("episodes", kept_episodes)
     text = give_up("facts", kept_facts)
     if (excess := overflow(text)) > 0 and summary.strip():
-        before = count_text_tokens(summary)
-        summary = truncate_text(summary, max(before - excess - 8, 0)) if before > excess else ""
-        left_out["summary_tokens"] = before - count_text_tokens(summary)
+        summary, left_out["summary_tokens"] = _shorten(summary, excess)
         text = system()
     text = give_up("profile", kept_profile, keep=lambda fact: fact["category"] == HARD_CONSTRAINT)
     if (excess := overflow(text)) > 0:
@@ -294,3 +286,35 @@ def fit_prompt(
         kept_messages = fit_messages(kept_messages, max_tokens=room)
         left_out["message_tokens"] = message_tokens - count_messages_tokens(kept_messages)
     return FittedPrompt(system=text, messages=kept_messages, left_out=left_out)
+
+
+def _drop_until_fits(
+    items: list[Any],
+    system: Callable[[], str],
+    overflow: Callable[[str], int],
+    *,
+    keep: Callable[[Any], bool] | None = None,
+) -> tuple[str, int]:
+    """Drop ``items`` from the end (but those to ``keep``) until ``system()`` fits.
+
+    Returns the system prompt and how many items were dropped.
+    """
+    text, dropped = system(), 0
+    while overflow(text) > 0:
+        candidates = [i for i, item in enumerate(items) if keep is None or not keep(item)]
+        if not candidates:
+            break
+        items.pop(candidates[-1])
+        dropped += 1
+        text = system()
+    return text, dropped
+
+
+def _shorten(summary: str, excess: int) -> tuple[str, int]:
+    """``summary`` shortened from its end by ``excess`` tokens (and a margin), or emptied.
+
+    Returns it and how many tokens it lost.
+    """
+    before = count_text_tokens(summary)
+    shorter = truncate_text(summary, max(before - excess - 8, 0)) if before > excess else ""
+    return shorter, before - count_text_tokens(shorter)

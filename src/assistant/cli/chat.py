@@ -80,6 +80,20 @@ def memory_line(metrics: dict[str, Any]) -> str:
     return ""
 
 
+def show_extraction(metrics: dict[str, Any]) -> None:
+    """What memory made of the turn's message: a failure in yellow, else `memory_line`."""
+    if metrics.get("extraction") == "failed":
+        reason = str(metrics.get("extraction_reason") or "the server log says why")
+        err.print(
+            plain_text(
+                f"  memory: nothing was saved from this message (extraction failed: {reason})",
+                style="yellow",
+            )
+        )
+    elif heard := memory_line(metrics):
+        out.print(plain_text(f"  memory: {heard}", style="dim"))
+
+
 def read_line(prompt: str) -> str:
     """One line of input after ``prompt`` (Rich markup); raises EOFError at end of input.
 
@@ -152,21 +166,16 @@ class ChatSession:
         contents = [str(fact.get("content", "")) for fact in recalled]
         out.print(plain_text(f"  recalled: {' · '.join(contents) or 'nothing'}", style="dim"))
         metrics = values.get("metrics") or {}
-        if metrics.get("extraction") == "failed":
-            reason = str(metrics.get("extraction_reason") or "the server log says why")
-            err.print(
-                plain_text(
-                    f"  memory: nothing was saved from this message (extraction failed: {reason})",
-                    style="yellow",
-                )
-            )
-        elif heard := memory_line(metrics):
-            out.print(plain_text(f"  memory: {heard}", style="dim"))
+        show_extraction(metrics)
         messages = values.get("messages") or []
         last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
         warning = (last.get("response_metadata") or {}).get("memory_warning")
         if warning:
             err.print(plain_text(f"  warning: {warning}", style="yellow"))
+        self.show_changed(metrics)
+
+    def show_changed(self, metrics: dict[str, Any]) -> None:
+        """The facts the turn remembered, updated or replaced, by their text (dimmed)."""
         changed = {
             label: list(metrics.get(name) or [])
             for name, label in (
@@ -175,12 +184,13 @@ class ChatSession:
                 ("superseded", "replaced"),
             )
         }
-        if any(changed.values()):
-            facts = {f["key"]: f for f in self.server.facts(include_superseded=True)}
-            for label, keys in changed.items():
-                if keys:
-                    texts = [str(facts.get(key, {}).get("content", key)) for key in keys]
-                    out.print(plain_text(f"  {label}: {' · '.join(texts)}", style="dim"))
+        if not any(changed.values()):
+            return
+        facts = {f["key"]: f for f in self.server.facts(include_superseded=True)}
+        for label, keys in changed.items():
+            if keys:
+                texts = [str(facts.get(key, {}).get("content", key)) for key in keys]
+                out.print(plain_text(f"  {label}: {' · '.join(texts)}", style="dim"))
 
     def command(self, line: str) -> bool:
         """Run one ``/command``; False means leave the chat."""
