@@ -51,7 +51,6 @@ from assistant.memory.query import (
     analyze_query,
     item_tags,
     mentioned_speakers,
-    neighbour_tags,
     without_names,
 )
 from assistant.memory.records import is_current
@@ -101,12 +100,11 @@ class FusionWeights:
     """The fixed weights of hybrid recall.
 
     score = Σ over rankings of weight / (rrf_k + rank), then
-    × (1 + speaker_boost (said by the speaker asked about)
-         + recency_boost × 0.5 ** (age_days / recency_half_life_days)
-         + importance_boost × confidence)
+    × (1 + speaker_boost) for memories said by the speaker asked about
 
     Each default is what LoCoMo's dev conversations and the bilingual fact set measured
-    (``python bench/locomo.py --ablation``): a feature that helped on neither is off.
+    (``python bench/locomo.py --ablation``); features that helped on neither (a recency
+    and an importance boost, a small-talk penalty, neighbouring turns) were removed.
     """
 
     rrf_k: int = 10
@@ -137,15 +135,6 @@ class FusionWeights:
 
     candidates: int = 50
     """How many candidates each ranking contributes."""
-    recency_boost: float = 0.0
-    """Most a fact can gain for being new. Off: it changed nothing on either benchmark
-    (their memories are stored within seconds of each other, so it cannot show), and
-    replaced facts leave recall anyway (``supersede_memory``)."""
-    recency_half_life_days: float = 30.0
-    """Age at which the recency gain halves."""
-    importance_boost: float = 0.0
-    """Most a fact can gain for being extracted with full confidence. Off: it changed
-    nothing on either benchmark."""
     date_weight: float = 3.0
     """Weight of the date ranking, for a question that names days ("last Saturday",
     "上周六"): memories that mention one of them first, then those said on one."""
@@ -154,21 +143,6 @@ class FusionWeights:
     speaker_boost: float = 1.0
     """Gain for memories said by a speaker the question names (or by the user, when
     the question says "I"/"my"/"我")."""
-    neighbours: int = 0
-    """How many of the best hits bring the turns next to them in their conversation.
-    Off: it cost LoCoMo dev recall@10 with turn metadata (3: 0.837 -> 0.826)."""
-    neighbour_distance: int = 1
-    """How many turns before and after a hit count as its neighbours."""
-    neighbour_decay: float = 0.5
-    """A neighbour's score as a share of its hit's."""
-    hub_penalty: float = 0.0
-    """Subtracted, times a conversation turn's hubness (its mean cosine to the user's other
-    turns in its script, centred), from its cosine to the question: small talk ("Good
-    night!") is close to everything, so it is close to every question too. Off: it cost
-    LoCoMo dev recall@10 with turn metadata (1.5: 0.837 -> 0.821), and short facts lose
-    by it (the fact set's R@5 0.937 -> 0.906 with it applied to every user's facts)."""
-    hub_min_items: int = 50
-    """Fewer turns than this in a script: no hub penalty for them (the mean is noise)."""
 
 
 WEIGHTS = FusionWeights()
@@ -636,56 +610,27 @@ def _log_failure(task: asyncio.Task[None]) -> None:
         logger.error("Building the memory index failed", exc_info=task.exception())
 
 
-def _age_days(value: dict[str, Any], now: datetime) -> float:
-    stamp = value.get("updated_at") or value.get("created_at")
-    if not isinstance(stamp, str):
-        return 365.0
-    try:
-        when = datetime.fromisoformat(stamp)
-    except ValueError:
-        return 365.0
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((now - when).total_seconds() / 86_400, 0.0)
-
-
-def _boost(value: dict[str, Any], now: datetime, weights: FusionWeights) -> float:
-    recency: float = 0.5 ** (_age_days(value, now) / weights.recency_half_life_days)
-    confidence = value.get("confidence", 0.8)
-    importance = float(confidence) if isinstance(confidence, int | float) else 0.8
-    return 1 + weights.recency_boost * recency + weights.importance_boost * importance
-
-
 def fuse(
     rankings: Iterable[tuple[float, Sequence[str]]],
-    values: dict[str, dict[str, Any]],
     *,
     limit: int,
     weights: FusionWeights = WEIGHTS,
-    now: datetime | None = None,
     favoured: set[str] | frozenset[str] = frozenset(),
 ) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of ``(weight, keys best first)`` rankings, then the mild boosts.
+    """Reciprocal rank fusion of ``(weight, keys best first)`` rankings.
 
     Keys in ``favoured`` (said by the speaker the question is about) gain
     ``weights.speaker_boost``. Deterministic: ties are broken by key.
 
-    >>> values = {"a": {"confidence": 0.9}, "b": {"confidence": 0.9}, "c": {"confidence": 0.9}}
-    >>> [key for key, _ in fuse([(1.0, ["a", "b"]), (1.0, ["c", "b"])], values, limit=3)]
+    >>> [key for key, _ in fuse([(1.0, ["a", "b"]), (1.0, ["c", "b"])], limit=3)]
     ['b', 'a', 'c']
     """
-    now = now or datetime.now(UTC)
     scores: dict[str, float] = {}
     for weight, keys in rankings:
         for rank, key in enumerate(keys, start=1):
             scores[key] = scores.get(key, 0.0) + weight / (weights.rrf_k + rank)
-    aged = bool(weights.recency_boost or weights.importance_boost)
     boosted = {
-        key: score
-        * (
-            (_boost(values.get(key, {}), now, weights) if aged else 1.0)
-            + weights.speaker_boost * (key in favoured)
-        )
+        key: score * (1.0 + weights.speaker_boost * (key in favoured))
         for key, score in scores.items()
     }
     return sorted(boosted.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
@@ -717,7 +662,6 @@ async def hybrid_search(
         # "What did Caroline do?" should not find every "Hi Caroline!".
         plan = without_names(plan, speakers)
     query_cjk = is_cjk_text(query)
-    values: dict[str, dict[str, Any]]
     vector_weight, lexical_weight = weights.vector_weight, weights.lexical_weight
     date_weight = weights.date_weight if plan.dates else 0.0
     if index is None:  # cold build in progress: fall back to the store's vector search
@@ -734,10 +678,7 @@ async def hybrid_search(
             for item in found
         }
         vector_ranking = sorted(adjusted, key=lambda key: (-adjusted[key], key))
-        values = {item.key: item.value for item in found}
-        fused = fuse(
-            [(vector_weight, vector_ranking)], values, limit=limit, weights=weights, now=now
-        )
+        fused = fuse([(vector_weight, vector_ranking)], limit=limit, weights=weights)
         return await _fresh(store, namespace, fused)
     if not len(index):
         return []  # nothing to rank: the query is not even embedded
@@ -747,8 +688,6 @@ async def hybrid_search(
     norm = math.sqrt(float(np.dot(query_vector, query_vector))) or 1.0
     offset = weights.cross_language_offset(query_cjk)
     scores = scores / norm + offset * (index.cjk[:count] != query_cjk)
-    if weights.hub_penalty:
-        scores = scores - weights.hub_penalty * _hubness(index, weights.hub_min_items)
     take = min(weights.candidates, count)
     top = np.argpartition(-scores, take - 1)[:take]
     vector_ranking = [
@@ -759,65 +698,17 @@ async def hybrid_search(
     ]
     date_ranking = _date_ranking(index, plan, scores, weights) if date_weight else []
     favoured = _favoured(index, plan, speakers) if weights.speaker_boost else set()
-    candidates = {*vector_ranking, *lexical_ranking, *date_ranking}
-    values = {key: index.items[key].value for key in candidates}
     fused = fuse(
         [
             (vector_weight, vector_ranking),
             (lexical_weight, lexical_ranking),
             (date_weight, date_ranking),
         ],
-        values,
         limit=limit,
         weights=weights,
-        now=now,
         favoured=favoured,
     )
-    if weights.neighbours:
-        fused = _with_neighbours(index, fused, limit=limit, weights=weights)
     return await _fresh(store, namespace, fused)
-
-
-_HUBNESS: dict[int, tuple[weakref.ref[_UserIndex], tuple[Any, ...], np.ndarray[Any, Any]]] = {}
-"""Per index: (the index, what it held when computed, each memory's hubness)."""
-
-
-def _hubness(index: _UserIndex, min_items: int) -> np.ndarray[Any, Any]:
-    """How much each conversation turn looks like small talk; 0 for other memories.
-
-    A turn's hubness is its mean cosine to the user's other turns in its script, less the
-    mean of that over the script: "Good night!" and "Busy, but good." are close to
-    everything said, so they are close to every question too. Only memories that record
-    who said them (``speaker`` or ``role``) are turns; extracted facts and episode
-    summaries are not small talk, and on short facts the penalty only hurt
-    (bench/recall.py). Scripts with fewer than ``min_items`` turns get none. Computed
-    once per state of the index (a matrix product), then reused.
-    """
-    count = len(index)
-    state = (index.revision, count, index.synced_at, min_items)
-    cached = _HUBNESS.get(id(index))
-    if cached is not None and cached[0]() is index and cached[1] == state:
-        return cached[2]
-    vectors, cjk = index.vectors[:count], index.cjk[:count]
-    turns = np.fromiter(
-        (_is_turn(index.items[key].value) for key in index.keys[:count]), dtype=bool, count=count
-    )
-    hubness = np.zeros(count, dtype=np.float32)
-    for script in (False, True):
-        rows = turns & (cjk == script)
-        size = int(rows.sum())
-        if size >= max(min_items, 2):
-            block = vectors[rows]
-            mean_cosine = (block @ block.sum(axis=0) - 1.0) / (size - 1)
-            hubness[rows] = mean_cosine - mean_cosine.mean()
-    for key in [key for key, (ref, _, _) in _HUBNESS.items() if ref() is None]:
-        del _HUBNESS[key]
-    _HUBNESS[id(index)] = (weakref.ref(index), state, hubness)
-    return hubness
-
-
-def _is_turn(value: dict[str, Any]) -> bool:
-    return bool(value.get("speaker") or value.get("role"))
 
 
 def _date_ranking(
@@ -848,20 +739,6 @@ def _favoured(index: _UserIndex, plan: QueryPlan, speakers: list[str]) -> set[st
     if plan.first_person:
         keys |= index.lexical.tagged("role:user")
     return keys
-
-
-def _with_neighbours(
-    index: _UserIndex, fused: list[tuple[str, float]], *, limit: int, weights: FusionWeights
-) -> list[tuple[str, float]]:
-    """Bring the turns next to the best hits, at a share of their score."""
-    scored = dict(fused)
-    for key, score in fused[: weights.neighbours]:
-        for tag in neighbour_tags(index.items[key].value, distance=weights.neighbour_distance):
-            for neighbour in index.lexical.tagged(tag):
-                candidate = score * weights.neighbour_decay
-                if scored.get(neighbour, 0.0) < candidate:
-                    scored[neighbour] = candidate
-    return sorted(scored.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
 
 
 async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:
