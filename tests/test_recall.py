@@ -13,10 +13,9 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory, models
-from assistant.memory import FusionWeights, make_store, save_memory
-from assistant.memory import index as memory_index
-from assistant.memory.index import fuse
+from assistant.memory import FusionWeights, freshness, make_store, save_memory, sync, user_index
 from assistant.memory.lexical import BM25Index
+from assistant.memory.ranking import fuse
 from assistant.models import E5Embeddings
 
 
@@ -27,7 +26,7 @@ def store(both_stores: BaseStore, monkeypatch: pytest.MonkeyPatch) -> BaseStore:
     Every search probes for writes made around the index (in a server, the searches of
     one turn share a probe).
     """
-    monkeypatch.setattr(memory_index, "PROBE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(freshness, "PROBE_INTERVAL_S", 0.0)
     return both_stores
 
 
@@ -304,7 +303,7 @@ async def test_a_raw_store_write_is_recalled_on_the_next_search(store: BaseStore
 async def test_many_raw_writes_at_once_are_all_recalled(store: BaseStore) -> None:
     await save_memory(store, USER, "Lives in Hangzhou")
     await recalled(store, "anything")
-    for number in range(memory_index.PROBE_SIZE * 3):
+    for number in range(sync.PROBE_SIZE * 3):
         await store.aput(("user_facts", USER), f"raw-{number}", {"content": f"Raw note {number}"})
 
     found = await memory.recall(store, USER, "Raw note", limit=100)
@@ -315,10 +314,10 @@ async def test_a_fresh_process_embeds_only_the_query(
     store: BaseStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each fact's vector is kept with it, so another replica never embeds it again."""
-    facts = memory_index.COLD_EMBED_LIMIT * 3
+    facts = sync.COLD_EMBED_LIMIT * 3
     for number in range(facts):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
-    memory_index._REGISTRIES.clear()  # a new process: no index in memory
+    user_index._REGISTRIES.clear()  # a new process: no index in memory
     embed = store.embeddings  # type: ignore[attr-defined]
     assert embed is not None
     documents: list[str] = []
@@ -345,7 +344,7 @@ async def test_a_kept_vector_of_an_edited_text_is_not_reused(store: BaseStore) -
     key = await save_memory(store, USER, "Lives in Hangzhou")
     value = (await store.aget(("user_facts", USER), key)).value  # type: ignore[union-attr]
     await store.aput(("user_facts", USER), key, {**value, "content": "Has a dog named Rex"})
-    memory_index._REGISTRIES.clear()
+    user_index._REGISTRIES.clear()
 
     assert await recalled(store, "dog named Rex", limit=1) == ["Has a dog named Rex"]
 
@@ -374,7 +373,7 @@ async def test_a_stale_index_is_refreshed_in_the_background(
     await save_memory(store, USER, "Lives in Hangzhou")
     await recalled(store, "dog")
     await store.aput(("user_facts", USER), "raw", {"content": "Has a dog named Rex"})
-    monkeypatch.setattr(memory_index, "MAX_AGE_S", 0.0)
+    monkeypatch.setattr(freshness, "MAX_AGE_S", 0.0)
 
     for _ in range(20):
         if "Has a dog named Rex" in await recalled(store, "dog named Rex"):
@@ -446,14 +445,14 @@ async def backlog(store: InMemoryStore) -> None:
 
     Their kept vectors are removed, as for facts written before vectors were kept.
     """
-    for number in range(memory_index.COLD_EMBED_LIMIT + 5):
+    for number in range(sync.COLD_EMBED_LIMIT + 5):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
     old = await save_memory(store, USER, "Lives in Suzhou", category="location", pinned=True)
     await memory.supersede_memory(store, USER, old, "Lives in Hangzhou", pinned=True)
     vectors = ("memory_vectors", "user_facts", USER)
     for item in await store.asearch(vectors, limit=1000):
         await store.adelete(vectors, item.key)
-    memory_index._REGISTRIES.clear()
+    user_index._REGISTRIES.clear()
 
 
 async def test_a_large_backlog_is_searched_without_waiting_for_embeddings(
@@ -480,14 +479,14 @@ async def test_a_large_backlog_is_searched_without_waiting_for_embeddings(
     assert "Lives in Suzhou" not in found  # superseded stays out on this path too
     assert profile == ["Lives in Hangzhou"]
 
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
     # Built: keyword search now takes part, so a rare number finds its note first.
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
 
 
 async def test_warm_user_index_builds_the_index_now(store: InMemoryStore) -> None:
     await backlog(store)
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
     assert await memory.warm_user_index(store, "nobody") == 0
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
