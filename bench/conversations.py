@@ -310,11 +310,9 @@ def ablations(base: FusionWeights) -> list[Variant]:
         Variant("· no date expansion", replace(base, expand_dates=False)),
         Variant("· no speaker boost, names kept", replace(base, speaker_boost=0.0)),
         Variant("· speaker boost, names kept", patch=(index, "without_names", lambda p, s: p)),
-        Variant("· no hub penalty", replace(base, hub_penalty=0.0)),
         Variant("· vector ranking only", replace(base, lexical_weight=0.0, date_weight=0.0)),
         Variant("· BM25 ranking only", replace(base, vector_weight=0.0, date_weight=0.0)),
         Variant("+ per type: BM25 x0.5 if dated", dated=replace(base, lexical_weight=0.5)),
-        Variant("+ neighbour expansion (top 3, +-1)", replace(base, neighbours=3)),
         Variant("+ English Snowball stemming", patch=(lexical, "STEM", True), reingest=True),
         Variant(
             "+ jieba words with the bigrams", patch=(lexical, "CJK_MODE", "both"), reingest=True
@@ -458,8 +456,7 @@ async def main(args: argparse.Namespace) -> None:
     print(
         f"weights: rrf_k={weights.rrf_k}; vector/BM25={weights.vector_weight}/"
         f"{weights.lexical_weight}, dates={weights.date_weight} (questions naming days); "
-        f"speaker x{1 + weights.speaker_boost}; hub penalty {weights.hub_penalty}; "
-        f"previous turn at {lexical.CONTEXT_WEIGHT}; neighbours {weights.neighbours}; "
+        f"speaker x{1 + weights.speaker_boost}; previous turn at {lexical.CONTEXT_WEIGHT}; "
         f"candidates={weights.candidates}; k={DEPTH}"
     )
     for split in splits:

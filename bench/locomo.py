@@ -8,10 +8,11 @@ What is measured
     evidence turns is in the top k; recall@k is the share of questions with a hit.
 
     ours, text only      ``save_memory(store, user, text)``, ``recall(..., limit=10)``
-    ours, turn metadata  plus what recall reads from a turn (memory/query.py, lexical.py):
-                         speaker, role (speaker_a is the user), said_at (the session's
-                         date), context (the session's previous turn), thread_id, turn;
-                         recall is asked at the last session's time (``now``)
+    ours, turn metadata  plus the turn's metadata (thread_id, turn) and what recall reads
+                         from it (memory/query.py, lexical.py): speaker, role (speaker_a
+                         is the user), said_at (the session's date), context (the
+                         session's previous turn); recall is asked at the last session's
+                         time (``now``)
     ours, text as        the turn as retrieval on LoCoMo is commonly measured (its data
       commonly measured  README): "<speaker> (<session date>): <text>", no metadata
     bm25                 ``rank_bm25.BM25Okapi``, same texts, lowercased ``\\w+`` tokens
@@ -382,15 +383,11 @@ FEATURES = (
     Feature(
         "speaker boost (and names out of the query)", {"speaker_boost": 0.0}, {"speaker_boost": 1.0}
     ),
-    Feature("hubness penalty", {"hub_penalty": 0.0}, {"hub_penalty": 1.5}),
-    Feature("recency boost", {"recency_boost": 0.0}, {"recency_boost": 0.1}),
-    Feature("importance boost", {"importance_boost": 0.0}, {"importance_boost": 0.1}),
     Feature(
         "cross-language offsets",
         {"latin_query_offset": 0.0, "cjk_query_offset": 0.0},
         {"latin_query_offset": 0.006, "cjk_query_offset": 0.086},
     ),
-    Feature("neighbour turns (3 best hits, +-1 turn)", {"neighbours": 0}, {"neighbours": 3}),
     Feature(
         "previous turn as context",
         {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.0},

@@ -103,6 +103,7 @@ from assistant.gate import Verdict
 from assistant.graph import builder
 from assistant.memory import (
     MAX_FACT_CHARS,
+    freshness,
     list_episodes,
     list_memories,
     make_store,
@@ -398,7 +399,7 @@ def product_patches() -> Iterator[None]:
         patch(mock.patch.object(models, "get_chat_model", lambda model_name="": model))
         patch(mock.patch.object(remember_node, "_judge", judge))
         patch(mock.patch.object(extraction, "_start_timer", lambda scope, delay: None))
-        patch(mock.patch.object(index_module, "MAX_AGE_S", float("inf")))
+        patch(mock.patch.object(freshness, "MAX_AGE_S", float("inf")))
         for module in CLOCK_MODULES:
             patch(mock.patch.object(module, "datetime", _VirtualDatetime))
         yield

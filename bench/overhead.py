@@ -99,7 +99,7 @@ import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import gate, memory, models
 from assistant.context import Context
 from assistant.graph import builder
-from assistant.memory import index as memory_index
+from assistant.memory import freshness, sync, user_index, vectors
 from assistant.memory.consolidate import PROFILE_CATEGORIES
 from assistant.memory.records import is_current
 from assistant.models import EMBEDDING_DIMS, E5Embeddings
@@ -657,7 +657,7 @@ async def parts_and_refresh(
     Reads our index's internals (``assistant.memory.index``); nothing here is timed above.
     """
     namespace = memory.user_facts_namespace(TARGET)
-    entry = memory_index._registry(store).users[namespace]
+    entry = user_index.registry(store).users[namespace]
     count = len(entry)
     e5, lexical, vector, profile = [], [], [], []
     for _ in range(20):
@@ -685,7 +685,7 @@ async def parts_and_refresh(
     # The index refreshes itself in the background when older than MAX_AGE_S (60 s): the
     # first search after that lists the user's facts again and rebuilds the index. Make
     # the index look old and time that search and the next one.
-    entry.synced_at -= memory_index.MAX_AGE_S + 1
+    entry.freshness.listed_at -= freshness.MAX_AGE_S + 1
     t0 = time.perf_counter()
     await memory.recall(store, TARGET, queries.next(), limit=5)
     trigger = time.perf_counter() - t0
@@ -702,12 +702,12 @@ async def parts_and_refresh(
     one_call = time.perf_counter() - t0
     current = [item for item in items if is_current(item.value)]
     t0 = time.perf_counter()
-    await memory_index._sync(store, namespace, entry, entry.revision, current)
+    await sync.sync(store, namespace, entry, entry.freshness.revision, current)
     rebuild = time.perf_counter() - t0
     report.refresh = (
         f"60 s index refresh: the recall that starts it took {trigger * 1000:.0f} ms, the next "
         f"{after * 1000:.0f} ms; refresh done {total:.2f} s after it began, of which index sync "
-        f"{rebuild:.2f} s and listing (pages of {memory_index.LIST_PAGE}) ~{total - rebuild:.2f} s"
+        f"{rebuild:.2f} s and listing (pages of {vectors.LIST_PAGE}) ~{total - rebuild:.2f} s"
         f" (one asearch for all {len(items)} items: {one_call:.2f} s)"
     )
 
@@ -784,7 +784,7 @@ async def cold_start_check(
     await memory.recall(store, "warm-b", queries.next(), limit=5)
     b = time.perf_counter() - t1
     first_a = await a_task
-    entry = memory_index._registry(store).users[memory.user_facts_namespace("cold-a")]
+    entry = user_index.registry(store).users[memory.user_facts_namespace("cold-a")]
     if entry.building is not None:
         await entry.building
     built = time.perf_counter() - t0

@@ -35,7 +35,8 @@ from langgraph_sdk import get_client
 
 import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import memory
-from assistant.memory import index as recall_index
+from assistant.memory import user_index
+from assistant.memory import vectors as kept_vectors
 from assistant.memory.facts import fact_key
 from assistant.models import EMBEDDING_DIMS
 from assistant.storage import embedded_postgres, open_store, stop_embedded_postgres
@@ -72,7 +73,7 @@ def marks(users: int) -> set[int]:
 
 async def load(store: BaseStore, users: int, facts: int, rng: np.random.Generator) -> None:
     """Write every user's facts and their kept vectors, a user per batch."""
-    embeddings = recall_index.store_embeddings(store)
+    embeddings = kept_vectors.store_embeddings(store)
     now = "2026-12-01T00:00:00+00:00"
     for user in range(users):
         user_id = f"user-{user:04d}"
@@ -102,7 +103,7 @@ async def load(store: BaseStore, users: int, facts: int, rng: np.random.Generato
             for key, text in zip(keys, texts, strict=True)
         ]
         await store.abatch(ops)
-        await recall_index._save_vectors(
+        await kept_vectors.save_vectors(
             store,
             namespace,
             {key: (text, vector) for key, text, vector in zip(keys, texts, vectors, strict=True)},
@@ -181,7 +182,7 @@ async def recall_in_process(store: BaseStore, args: argparse.Namespace) -> None:
         await memory.recall(store, user_id, f"what does {user_id} like?", limit=5)
         spent += time.perf_counter() - began
         if user + 1 in marks(args.users):
-            registry = recall_index._registry(store)
+            registry = user_index.registry(store)
             cached = sum(len(entry) for entry in registry.users.values())
             now = rss_mb()
             print(
@@ -209,7 +210,7 @@ async def main(args: argparse.Namespace) -> None:
             async with open_store(uri) as store:
                 await recall_in_process(store, args)
         print(
-            f"the index keeps at most MAX_CACHED_FACTS = {recall_index.MAX_CACHED_FACTS:,} "
+            f"the index keeps at most MAX_CACHED_FACTS = {user_index.MAX_CACHED_FACTS:,} "
             "facts across users; past that, least recently used users are dropped and "
             "listed again from Postgres on their next turn"
         )

@@ -76,8 +76,8 @@ from assistant import models
 from assistant.context import Context
 from assistant.graph import builder
 from assistant.memory import facts as facts_module
+from assistant.memory import freshness, make_store
 from assistant.memory import index as index_module
-from assistant.memory import make_store
 from assistant.nodes import recall as recall_module
 from assistant.nodes import respond as respond_module
 from assistant.prompting import build_system_prompt
@@ -366,18 +366,18 @@ def bench_patches(model: RecordingModel) -> Iterator[None]:
     wall time (to pick up writes by other processes); here every write goes through
     ``assistant.memory``, so that refresh only made results depend on machine speed.
     """
-    saved_model, saved_age = models.get_chat_model, index_module.MAX_AGE_S
+    saved_model, saved_age = models.get_chat_model, freshness.MAX_AGE_S
     saved_uuid = facts_module.uuid
     saved_clocks = [module.datetime for module in CLOCK_MODULES]
     models.get_chat_model = lambda model_name="": model  # type: ignore[assignment]
-    index_module.MAX_AGE_S = float("inf")
+    freshness.MAX_AGE_S = float("inf")
     facts_module.uuid = _SeededUuid("bench-fact-keys")  # type: ignore[assignment]
     for module in CLOCK_MODULES:
         module.datetime = _VirtualDatetime  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        models.get_chat_model, index_module.MAX_AGE_S = saved_model, saved_age
+        models.get_chat_model, freshness.MAX_AGE_S = saved_model, saved_age
         facts_module.uuid = saved_uuid
         for module, saved in zip(CLOCK_MODULES, saved_clocks, strict=True):
             module.datetime = saved  # type: ignore[attr-defined]

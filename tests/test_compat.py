@@ -1,12 +1,24 @@
+import inspect
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 import pytest
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
-from assistant.compat import patch_inmemory_store, patch_postgres_store
+from assistant.compat import (
+    base_store,
+    inmemory_namespace_size,
+    patch_inmemory_store,
+    patch_postgres_store,
+    pgserver_instance,
+)
 
 
 async def test_a_batch_in_which_two_users_say_the_same_thing_stores_both(
@@ -61,3 +73,130 @@ async def test_postgres_store_searches_embed_the_query_as_a_query(
     assert embeddings.documents == ["Likes hiking"]
     assert embeddings.queries == ["what do I enjoy?"]
     assert patch_postgres_store() is False  # applied by open_store, once
+
+
+# --------------------------------------------------------------------------- internals relied on
+# Each test below fails when an upgrade changes something private that assistant.compat
+# relies on (its module docstring names the version each was checked against).
+
+
+def parameters(function: object) -> list[str]:
+    return list(inspect.signature(function).parameters)  # type: ignore[arg-type]
+
+
+async def test_the_store_behind_the_servers_batching_wrapper_is_found() -> None:
+    from langgraph_runtime_inmem.store import BatchedStore
+
+    inner = InMemoryStore()
+    assert base_store(BatchedStore(inner)) is inner
+    assert base_store(inner) is inner
+
+
+async def test_an_inmemory_namespace_is_counted_from_its_data(store: InMemoryStore) -> None:
+    facts = ("user_facts", "alice")
+    for key in ("k1", "k2"):
+        await store.aput(facts, key, {"content": f"Fact {key}"})
+    await store.aput(("user_facts", "bob"), "k3", {"content": "Fact k3"})
+    assert inmemory_namespace_size(store, facts) == 2 == len(await store.asearch(facts))
+    await store.adelete(facts, "k1")
+    assert inmemory_namespace_size(store, facts) == 1
+    assert inmemory_namespace_size(store, ("user_facts", "nobody")) == 0
+
+
+def test_the_inmemory_store_keeps_the_methods_the_patch_replaces() -> None:
+    assert parameters(InMemoryStore._insertinmem_store) == ["self", "to_embed", "embeddings"]
+    assert isinstance(InMemoryStore()._vectors, dict)
+
+
+def test_the_postgres_store_keeps_the_methods_the_patch_uses() -> None:
+    from langgraph.store.postgres import AsyncPostgresStore, base
+
+    assert parameters(AsyncPostgresStore._batch_search_ops) == [
+        "self",
+        "search_ops",
+        "results",
+        "cur",
+    ]
+    assert parameters(AsyncPostgresStore._prepare_batch_search_queries) == ["self", "search_ops"]
+    assert callable(base._decode_ns_bytes) and callable(base._row_to_search_item)
+    assert base.PLACEHOLDER is not None
+
+
+@pytest.mark.postgres
+def test_pgserver_keeps_its_servers_by_resolved_data_folder(postgres_uri: str) -> None:
+    from pgserver.postgres_server import PostgresServer
+
+    assert PostgresServer._instances  # the session's embedded Postgres
+    for folder, server in PostgresServer._instances.items():
+        assert isinstance(folder, Path) and folder == folder.resolve()
+        assert pgserver_instance(folder) is server
+        assert callable(server.cleanup)
+    assert pgserver_instance("/nonexistent/data") is None
+
+
+DEV_RUNTIME = """
+import asyncio, inspect, json
+from langgraph.store.memory import InMemoryStore
+from assistant.compat import base_store, dev_thread_records, platform_store
+
+async def main():
+    records = dev_thread_records()
+    async with records.connect() as conn:
+        before = await records.thread_ids(conn)
+        await records.put(conn, "00000000-0000-0000-0000-000000000001", {"owner": "alice"})
+        await records.put(conn, "00000000-0000-0000-0000-000000000001", {"owner": "bob"})
+        after = await records.thread_ids(conn)
+        runs_kept = records.runs(conn) is conn.store["runs"]
+    store = await platform_store()
+    print(json.dumps({
+        "before": sorted(before),
+        "after": sorted(after),
+        "store_in_memory": isinstance(base_store(store), InMemoryStore),
+        "runs_kept": runs_kept,
+    }))
+
+asyncio.run(main())
+"""
+"""What the dev runtime's internals are used for, run as `langgraph dev` configures them."""
+
+
+def test_the_dev_runtimes_thread_records_and_store_work_as_used(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "LANGGRAPH_RUNTIME_EDITION": "inmem",  # what `langgraph dev` sets
+        "MIGRATIONS_PATH": "__inmem",
+        "DATABASE_URI": ":memory:",
+        "REDIS_URI": "fake",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DEV_RUNTIME],
+        cwd=tmp_path,  # the runtime persists its records under .langgraph_api/ here
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {
+        "before": [],
+        "after": ["00000000-0000-0000-0000-000000000001"],
+        "store_in_memory": True,
+        "runs_kept": True,
+    }
+
+
+def test_the_dev_runtimes_thread_operations_take_the_arguments_passed() -> None:
+    from langgraph_runtime_inmem.database import connect
+    from langgraph_runtime_inmem.ops import Runs, Threads
+
+    search = inspect.signature(Threads.search).parameters
+    assert {"conn", "ids", "metadata", "values", "status", "limit", "offset"} <= set(search)
+    assert {"sort_by", "sort_order", "select", "ctx"} <= set(search)
+    assert {"conn", "thread_id", "metadata", "if_exists"} <= set(
+        inspect.signature(Threads.put).parameters
+    )
+    assert inspect.isfunction(connect)
+    # A run record keeps the run's input under kwargs (threads.resume_interrupted_runs).
+    assert 'new_run["kwargs"]' in inspect.getsource(Runs.put)

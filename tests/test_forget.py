@@ -23,8 +23,8 @@ from assistant import auth, memory, retention, webapp
 from assistant.constants import ADMIN_IDENTITY, ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
 from assistant.memory.facts import plan_put
-from assistant.memory.index import _registry
 from assistant.memory.namespaces import index_revision_location
+from assistant.memory.user_index import registry
 from assistant.scope import RunScope
 from helpers import current_facts
 
@@ -182,7 +182,7 @@ async def test_a_forgotten_fact_is_never_recalled_even_when_another_process_wrot
 
     await memory.forget_memory(store, USER, key, actor=USER, via="chat")
 
-    index = _registry(store).users[namespace]
+    index = registry(store).users[namespace]
     assert key not in index.items and key not in index.rows
     assert key not in index.lexical and index.lexical.search("Chengdu", limit=5) == []
     found = await memory.recall(store, USER, "Lives in Chengdu", limit=5)

@@ -164,10 +164,10 @@ def test_the_ablation_flips_each_feature_from_what_src_has(
     from assistant.memory import WEIGHTS, lexical
 
     on = locomo.Feature("speaker boost", {"speaker_boost": 0.0}, {"speaker_boost": 1.0})
-    off = locomo.Feature("neighbours", {"neighbours": 0}, {"neighbours": 3})
-    assert WEIGHTS.speaker_boost and not WEIGHTS.neighbours
+    off = locomo.Feature("wide ranks", {"rrf_k": 10}, {"rrf_k": 60})
+    assert WEIGHTS.speaker_boost and WEIGHTS.rrf_k == 10
     assert locomo.toggled(on) == ("speaker boost off (speaker_boost=0.0)", {"speaker_boost": 0.0})
-    assert locomo.toggled(off) == ("neighbours on (neighbours=3)", {"neighbours": 3})
+    assert locomo.toggled(off) == ("wide ranks on (rrf_k=60)", {"rrf_k": 60})
 
     change = {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.0, "rrf_k": 60}
     before = lexical.CONTEXT_WEIGHT

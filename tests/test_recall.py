@@ -6,17 +6,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory, models
-from assistant.memory import FusionWeights, make_store, save_memory
-from assistant.memory import index as memory_index
-from assistant.memory.index import fuse
+from assistant.memory import FusionWeights, freshness, make_store, save_memory, sync, user_index
 from assistant.memory.lexical import BM25Index
+from assistant.memory.ranking import fuse
 from assistant.models import E5Embeddings
 
 
@@ -27,12 +26,11 @@ def store(both_stores: BaseStore, monkeypatch: pytest.MonkeyPatch) -> BaseStore:
     Every search probes for writes made around the index (in a server, the searches of
     one turn share a probe).
     """
-    monkeypatch.setattr(memory_index, "PROBE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(freshness, "PROBE_INTERVAL_S", 0.0)
     return both_stores
 
 
 USER = "alice"
-NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 async def recalled(
@@ -54,17 +52,9 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "latin_query_offset": 0.006,
         "cjk_query_offset": 0.086,
         "candidates": 50,
-        "recency_boost": 0.0,
-        "recency_half_life_days": 30.0,
-        "importance_boost": 0.0,
         "date_weight": 3.0,
         "expand_dates": True,
         "speaker_boost": 1.0,
-        "neighbours": 0,
-        "neighbour_distance": 1,
-        "neighbour_decay": 0.5,
-        "hub_penalty": 0.0,
-        "hub_min_items": 50,
     }
     assert memory.WEIGHTS == FusionWeights()
 
@@ -79,16 +69,10 @@ def test_fusion_weights_are_frozen_and_keyword_only() -> None:
 # --------------------------------------------------------------------------- fuse
 
 
-def fresh(confidence: float = 0.9, age_days: float = 0.0) -> dict[str, object]:
-    return {"confidence": confidence, "updated_at": (NOW - timedelta(days=age_days)).isoformat()}
-
-
 def test_fuse_gives_the_exact_reciprocal_rank_order() -> None:
-    values = {key: fresh() for key in "abcde"}
-    fused = fuse([(1.0, ["a", "b", "c", "d"]), (1.0, ["c", "e"])], values, limit=10, now=NOW)
+    fused = fuse([(1.0, ["a", "b", "c", "d"]), (1.0, ["c", "e"])], limit=10)
 
-    # c is in both rankings; b and e tie at rank 2 and are ordered by key. No boost:
-    # recency and importance are off by default.
+    # c is in both rankings; b and e tie at rank 2 and are ordered by key.
     assert [key for key, _ in fused] == ["c", "a", "b", "e", "d"]
     assert dict(fused) == pytest.approx(
         {"c": 1 / 13 + 1 / 11, "a": 1 / 11, "b": 1 / 12, "e": 1 / 12, "d": 1 / 14}
@@ -96,55 +80,27 @@ def test_fuse_gives_the_exact_reciprocal_rank_order() -> None:
 
 
 def test_fuse_is_deterministic_and_ties_break_by_key() -> None:
-    values = {key: fresh() for key in ["k3", "k1", "k2"]}
     rankings = [(1.0, ["k3", "k1"]), (1.0, ["k1", "k3"]), (1.0, ["k2"]), (1.0, ["k2"])]
-    first = fuse(rankings, values, limit=3, now=NOW)
+    first = fuse(rankings, limit=3)
     # k1 and k3 both score 1/11 + 1/12; k2 scores 2/11 and wins.
     assert [key for key, _ in first] == ["k2", "k1", "k3"]
     for _ in range(5):
-        assert fuse(list(reversed(rankings)), values, limit=3, now=NOW) == first
-    assert fuse(rankings, values, limit=2, now=NOW) == first[:2]
-
-
-BOOSTED = FusionWeights(rrf_k=60, recency_boost=0.1, importance_boost=0.1)
-"""Recency and importance switched on (they are off by default), at their former values."""
-
-
-def test_fuse_boosts_recent_and_confident_facts_between_equal_ranks() -> None:
-    values = {
-        "old": fresh(confidence=0.9, age_days=90),
-        "new": fresh(confidence=0.9, age_days=0),
-        "sure": fresh(confidence=1.0, age_days=90),
-        "unsure": fresh(confidence=0.2, age_days=90),
-    }
-    # Every key is at rank 1 of its own ranking: only the boosts separate them.
-    rankings = [(1.0, [key]) for key in values]
-    assert [key for key, _ in fuse(rankings, values, limit=4, now=NOW, weights=BOOSTED)] == [
-        "new",
-        "sure",
-        "old",
-        "unsure",
-    ]
-    scores = dict(fuse(rankings, values, limit=4, now=NOW, weights=BOOSTED))
-    half_life = dict(fuse([(1.0, ["x"])], {"x": fresh(0.0, 30)}, limit=1, now=NOW, weights=BOOSTED))
-    assert half_life["x"] == pytest.approx(1 / 61 * (1 + 0.1 * 0.5))  # 30 days: half the gain
-    assert scores["new"] / scores["old"] < 1.1  # the boost is mild
-    # Off by default: only the ranks count.
-    assert len({score for _, score in fuse(rankings, values, limit=4, now=NOW)}) == 1
-
-
-def test_fuse_treats_missing_metadata_as_old_and_fairly_confident() -> None:
-    [(_, score)] = fuse([(1.0, ["x"])], {}, limit=1, now=NOW, weights=BOOSTED)
-    assert score == pytest.approx(1 / 61 * (1 + 0.1 * 0.5 ** (365 / 30) + 0.1 * 0.8))
+        assert fuse(list(reversed(rankings)), limit=3) == first
+    assert fuse(rankings, limit=2) == first[:2]
 
 
 def test_fuse_applies_the_ranking_weights() -> None:
-    values = {key: fresh() for key in "ab"}
     rankings = [(2.0, ["a"]), (1.0, ["b"])]
-    assert [key for key, _ in fuse(rankings, values, limit=2, now=NOW)] == ["a", "b"]
-    weights = FusionWeights(rrf_k=0)
-    [(_, score)] = fuse([(1.0, ["a"])], values, limit=1, weights=weights, now=NOW)
-    assert score == pytest.approx(1.0)  # 1 / (0 + rank 1), no boost by default
+    assert [key for key, _ in fuse(rankings, limit=2)] == ["a", "b"]
+    [(_, score)] = fuse([(1.0, ["a"])], limit=1, weights=FusionWeights(rrf_k=0))
+    assert score == pytest.approx(1.0)  # 1 / (0 + rank 1)
+
+
+def test_fuse_boosts_the_speaker_asked_about() -> None:
+    rankings = [(1.0, ["a", "b", "c"])]
+    fused = fuse(rankings, limit=3, weights=FusionWeights(rrf_k=0), favoured={"c"})
+    assert [key for key, _ in fused] == ["a", "c", "b"]
+    assert dict(fused)["c"] == pytest.approx(1 / 3 * 2)  # x (1 + speaker_boost)
 
 
 async def test_the_same_query_twice_gives_the_same_results(store: InMemoryStore) -> None:
@@ -265,29 +221,6 @@ async def test_the_speaker_asked_about_comes_first(store: InMemoryStore) -> None
     assert found == ["I went hiking at Bear Mountain yesterday."]
 
 
-async def test_neighbour_expansion_lifts_the_turns_around_the_best_hit(
-    store: InMemoryStore,
-) -> None:
-    await save_turns(store)
-    question = "Where is Eagle Peak?"
-
-    async def scores(weights: FusionWeights) -> dict[str, float]:
-        items = await memory.recall(store, USER, question, limit=len(TURNS), weights=weights)
-        return {str(item.value["content"]): item.score or 0.0 for item in items}
-
-    plain = await scores(FusionWeights())
-    expanded = await scores(FusionWeights(neighbours=1, neighbour_distance=1))
-    best = max(plain, key=plain.__getitem__)
-    assert best == "I went hiking at Eagle Peak on Saturday too."
-    around = {
-        "I went hiking at Bear Mountain yesterday.",
-        "Oh, and the view from the top was amazing.",
-    }
-    for text, score in expanded.items():
-        lifted = max(plain.get(text, 0.0), 0.5 * plain[best]) if text in around else plain[text]
-        assert score == pytest.approx(lifted), text
-
-
 @pytest.fixture(scope="module")
 async def e5_store() -> BaseStore:
     """The production store (bundled multilingual-e5) holding one user's mixed-language facts."""
@@ -370,7 +303,7 @@ async def test_a_raw_store_write_is_recalled_on_the_next_search(store: BaseStore
 async def test_many_raw_writes_at_once_are_all_recalled(store: BaseStore) -> None:
     await save_memory(store, USER, "Lives in Hangzhou")
     await recalled(store, "anything")
-    for number in range(memory_index.PROBE_SIZE * 3):
+    for number in range(sync.PROBE_SIZE * 3):
         await store.aput(("user_facts", USER), f"raw-{number}", {"content": f"Raw note {number}"})
 
     found = await memory.recall(store, USER, "Raw note", limit=100)
@@ -381,10 +314,10 @@ async def test_a_fresh_process_embeds_only_the_query(
     store: BaseStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each fact's vector is kept with it, so another replica never embeds it again."""
-    facts = memory_index.COLD_EMBED_LIMIT * 3
+    facts = sync.COLD_EMBED_LIMIT * 3
     for number in range(facts):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
-    memory_index._REGISTRIES.clear()  # a new process: no index in memory
+    user_index._REGISTRIES.clear()  # a new process: no index in memory
     embed = store.embeddings  # type: ignore[attr-defined]
     assert embed is not None
     documents: list[str] = []
@@ -411,7 +344,7 @@ async def test_a_kept_vector_of_an_edited_text_is_not_reused(store: BaseStore) -
     key = await save_memory(store, USER, "Lives in Hangzhou")
     value = (await store.aget(("user_facts", USER), key)).value  # type: ignore[union-attr]
     await store.aput(("user_facts", USER), key, {**value, "content": "Has a dog named Rex"})
-    memory_index._REGISTRIES.clear()
+    user_index._REGISTRIES.clear()
 
     assert await recalled(store, "dog named Rex", limit=1) == ["Has a dog named Rex"]
 
@@ -440,7 +373,7 @@ async def test_a_stale_index_is_refreshed_in_the_background(
     await save_memory(store, USER, "Lives in Hangzhou")
     await recalled(store, "dog")
     await store.aput(("user_facts", USER), "raw", {"content": "Has a dog named Rex"})
-    monkeypatch.setattr(memory_index, "MAX_AGE_S", 0.0)
+    monkeypatch.setattr(freshness, "MAX_AGE_S", 0.0)
 
     for _ in range(20):
         if "Has a dog named Rex" in await recalled(store, "dog named Rex"):
@@ -512,14 +445,14 @@ async def backlog(store: InMemoryStore) -> None:
 
     Their kept vectors are removed, as for facts written before vectors were kept.
     """
-    for number in range(memory_index.COLD_EMBED_LIMIT + 5):
+    for number in range(sync.COLD_EMBED_LIMIT + 5):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
     old = await save_memory(store, USER, "Lives in Suzhou", category="location", pinned=True)
     await memory.supersede_memory(store, USER, old, "Lives in Hangzhou", pinned=True)
     vectors = ("memory_vectors", "user_facts", USER)
     for item in await store.asearch(vectors, limit=1000):
         await store.adelete(vectors, item.key)
-    memory_index._REGISTRIES.clear()
+    user_index._REGISTRIES.clear()
 
 
 async def test_a_large_backlog_is_searched_without_waiting_for_embeddings(
@@ -546,50 +479,14 @@ async def test_a_large_backlog_is_searched_without_waiting_for_embeddings(
     assert "Lives in Suzhou" not in found  # superseded stays out on this path too
     assert profile == ["Lives in Hangzhou"]
 
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
     # Built: keyword search now takes part, so a rare number finds its note first.
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
 
 
 async def test_warm_user_index_builds_the_index_now(store: InMemoryStore) -> None:
     await backlog(store)
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
-    assert await memory.warm_user_index(store, USER) == memory_index.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
+    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
     assert await memory.warm_user_index(store, "nobody") == 0
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
-
-
-# --------------------------------------------------------------------------- small talk
-
-
-def test_small_talk_turns_are_the_hubs_and_facts_are_left_alone() -> None:
-    from langgraph.store.base import Item
-
-    index = memory_index._UserIndex(dims=3)
-
-    def add(key: str, vector: list[float], **value: object) -> None:
-        stamp = datetime(2026, 1, 1, tzinfo=UTC)
-        item = Item(
-            value={"content": key, **value},
-            key=key,
-            namespace=("user_facts", USER),
-            created_at=stamp,
-            updated_at=stamp,
-        )
-        index.upsert(item, vector)
-
-    # Turns around three directions, and one turn in the middle of them all.
-    for n in range(6):
-        add(f"x{n}", [1.0, 0.1 * n, 0.0], speaker="A")
-        add(f"y{n}", [0.0, 1.0, 0.1 * n], speaker="B")
-        add(f"z{n}", [0.1 * n, 0.0, 1.0], role="user")
-    add("good night", [1.0, 1.0, 1.0], speaker="A")
-    add("a fact", [1.0, 1.0, 1.0])  # no speaker or role: not a turn
-
-    hubness = memory_index._hubness(index, min_items=10)
-    by_key = dict(zip(index.keys, hubness.tolist(), strict=True))
-    assert max(by_key, key=by_key.__getitem__) == "good night"
-    assert by_key["a fact"] == 0.0
-    centred = sum(value for key, value in by_key.items() if key != "a fact")
-    assert centred == pytest.approx(0.0, abs=1e-5)
-    assert not memory_index._hubness(index, min_items=50).any()  # too few turns

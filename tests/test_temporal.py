@@ -6,13 +6,7 @@ from datetime import date
 
 import pytest
 
-from assistant.memory.query import (
-    analyze_query,
-    item_tags,
-    mentioned_speakers,
-    neighbour_tags,
-    without_names,
-)
+from assistant.memory.query import analyze_query, item_tags, mentioned_speakers, without_names
 from assistant.memory.temporal import item_dates, resolve_dates
 
 MONDAY = date(2023, 5, 8)
@@ -92,7 +86,7 @@ def test_a_memory_without_dates_has_none() -> None:
     assert item_dates({"content": "yesterday"}) == (frozenset(), frozenset())
 
 
-def test_item_tags_and_neighbours() -> None:
+def test_item_tags() -> None:
     value = {
         "content": "我昨天去爬山了",
         "speaker": "李娜",
@@ -106,10 +100,8 @@ def test_item_tags_and_neighbours() -> None:
         "role:user",
         "date:2023-05-07",
         "said:2023-05-08",
-        "turn:session-3#0",
     ]
-    assert neighbour_tags(value, distance=2) == ["turn:session-3#1", "turn:session-3#2"]
-    assert item_tags({"content": "Likes tea", "turn": True}) == []
+    assert item_tags({"content": "Likes tea", "turn": 0}) == []
 
 
 def test_a_question_is_read_for_dates_speakers_and_the_first_person() -> None:

@@ -1,4 +1,32 @@
-"""Work-arounds for bugs in the libraries we run on, each applied only while needed.
+"""Every use of a library's internals, in one place, each checked against a named version.
+
+The rest of the package uses the libraries' public APIs only. What is here relies on
+something private (an attribute, a module, a method's source) and says which release it
+was read from; ``tests/test_compat.py`` checks each against the installed libraries, so
+an upgrade that changes one fails ``make test`` instead of a running server.
+
+===============================  ==================================================
+Function                         Relies on (checked against)
+===============================  ==================================================
+:func:`base_store`               ``BatchedStore._store``, the store behind the
+                                 server's batching wrapper (langgraph-runtime-inmem
+                                 0.36.7)
+:func:`inmemory_namespace_size`  ``InMemoryStore._data`` (langgraph-checkpoint 4.3.2)
+:func:`platform_store`           ``langgraph_api.store.get_store`` (langgraph-api
+                                 0.16.7)
+:func:`dev_thread_records`       ``langgraph_runtime.database.connect`` and
+                                 ``langgraph_runtime.ops.Threads``, and the run
+                                 records' list ``conn.store["runs"]``
+                                 (langgraph-runtime-inmem 0.36.7)
+:func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
+:func:`patch_inmemory_store`     ``InMemoryStore._insertinmem_store`` and
+                                 ``_vectors`` (langgraph-checkpoint 4.3.2)
+:func:`patch_postgres_store`     ``AsyncPostgresStore._batch_search_ops`` and
+                                 ``langgraph.store.postgres.base``'s helpers
+                                 (langgraph-checkpoint-postgres 3.2.0)
+===============================  ==================================================
+
+The two patches work around bugs, each applied only while the installed release has it:
 
 ``InMemoryStore`` (which ``langgraph dev`` uses for the store) embeds each distinct text
 once per batch but then expects one embedding per item, so a batch in which two items
@@ -21,11 +49,153 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-__all__ = ["patch_inmemory_store", "patch_postgres_store"]
+__all__ = [
+    "DevThreadRecords",
+    "base_store",
+    "dev_thread_records",
+    "inmemory_namespace_size",
+    "patch_inmemory_store",
+    "patch_postgres_store",
+    "pgserver_instance",
+    "platform_store",
+]
+
+
+# --------------------------------------------------------------------------- stores
+
+
+def base_store(store: BaseStore) -> BaseStore:
+    """The store that holds the data: LangGraph Server hands nodes a batching wrapper.
+
+    >>> store = InMemoryStore()
+    >>> base_store(store) is store
+    True
+    """
+    inner = getattr(store, "_store", None)
+    return inner if isinstance(inner, BaseStore) else store
+
+
+def inmemory_namespace_size(store: BaseStore, namespace: tuple[str, ...]) -> int | None:
+    """How many items ``namespace`` holds in an ``InMemoryStore`` (free to read); else None.
+
+    >>> store = InMemoryStore()
+    >>> store.put(("notes",), "a", {"text": "hi"})
+    >>> inmemory_namespace_size(store, ("notes",)), inmemory_namespace_size(store, ("none",))
+    (1, 0)
+    """
+    base = base_store(store)
+    if not isinstance(base, InMemoryStore):
+        return None
+    return len(base._data.get(namespace, ()))
+
+
+async def platform_store() -> BaseStore:
+    """The running server's store, read fresh from the server.
+
+    ``langgraph.config.get_store()`` would be the public way to the store, but in
+    langgraph-api 0.16.7 custom routes get a store captured before the server applied
+    langgraph.json's store config, which holds none of the data runs write. The server's
+    own accessor is fresh.
+    """
+    from langgraph_api.store import get_store
+
+    store: BaseStore = await get_store()
+    return store
+
+
+# --------------------------------------------------------------------------- dev runtime
+
+
+class DevThreadRecords:
+    """The thread records of the `langgraph dev` runtime, through its own operations.
+
+    ``Threads.search`` and ``Threads.put`` are what the runtime's ``/threads`` routes
+    call; they take a connection from ``connect()``.
+    """
+
+    def __init__(self, connect: Any, threads: Any) -> None:
+        """Wrap the runtime's ``database.connect`` and ``ops.Threads``."""
+        self._connect = connect
+        self._threads = threads
+
+    def connect(self) -> AbstractAsyncContextManager[Any]:
+        """A connection to the runtime's records."""
+        connection: AbstractAsyncContextManager[Any] = self._connect()
+        return connection
+
+    async def thread_ids(self, conn: Any, *, page: int = 1000) -> set[str]:
+        """The id of every thread the runtime holds (no auth context: all owners)."""
+        found: set[str] = set()
+        offset = 0
+        while True:
+            result, _ = await self._threads.search(
+                conn,
+                ids=None,
+                metadata=None,
+                values=None,
+                status=None,
+                limit=page,
+                offset=offset,
+                sort_by=None,
+                sort_order=None,
+                select=None,
+                ctx=None,
+            )
+            batch = [str(thread["thread_id"]) async for thread in result]
+            found.update(batch)
+            if len(batch) < page:
+                return found
+            offset += page
+
+    async def put(self, conn: Any, thread_id: str, metadata: dict[str, Any]) -> None:
+        """Create the record of ``thread_id`` with ``metadata``, unless it exists."""
+        result = await self._threads.put(conn, thread_id, metadata=metadata, if_exists="do_nothing")
+        async for _ in result:
+            pass
+
+    @staticmethod
+    def runs(conn: Any) -> list[dict[str, Any]]:
+        """The runtime's run records themselves (``conn.store["runs"]``, changed in place).
+
+        Each is a dict with ``run_id``, ``status`` and ``kwargs`` (``input``, ``command``,
+        ...). The runtime offers no operation to change a waiting run's input, so this
+        reads its in-memory list.
+        """
+        runs = getattr(conn, "store", {}).get("runs")
+        return runs if isinstance(runs, list) else []
+
+
+def dev_thread_records() -> DevThreadRecords | None:
+    """The `langgraph dev` runtime's thread records; None outside it (the platform's own)."""
+    try:
+        from langgraph_runtime.database import connect
+        from langgraph_runtime.ops import Threads
+    except ImportError:
+        return None
+    return DevThreadRecords(connect, Threads)
+
+
+# --------------------------------------------------------------------------- pgserver
+
+
+def pgserver_instance(data_dir: Path | str) -> Any | None:
+    """The embedded Postgres this process started or joined on ``data_dir``, if any.
+
+    pgserver keeps one ``PostgresServer`` per data folder and offers no lookup.
+    """
+    from pgserver.postgres_server import PostgresServer
+
+    return PostgresServer._instances.get(Path(data_dir).resolve())
+
+
+# --------------------------------------------------------------------------- patches
 
 _BUGGY_SIGNATURE = "for indices in to_embed.values() for index in indices"
 

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from assistant import settings
+from assistant.compat import platform_store
 from assistant.constants import ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
 from assistant.embedding_queue import embed_as
@@ -173,15 +174,9 @@ def request_scope(request: Request, store: BaseStore | None) -> RunScope:
 async def server_store() -> BaseStore:
     """The running server's store, for code outside a run (routes, auth handlers).
 
-    ``langgraph.config.get_store()`` would be the public way to the store, but in
-    langgraph-api 0.16.7 custom routes get a store captured before the server applied
-    langgraph.json's store config, which holds none of the data runs write. The server's
-    own accessor is fresh.
+    Read fresh from the server (`assistant.compat.platform_store` says why).
     """
-    from langgraph_api.store import get_store
-
-    store: BaseStore = await get_store()
-    return store
+    return await platform_store()
 
 
 async def server_request_scope(request: Request) -> RunScope:

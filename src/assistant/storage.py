@@ -218,9 +218,9 @@ def stop_embedded_postgres(data_dir: Path | str) -> None:
     It stops by itself when the last process using it exits; this is for callers that
     remove the folder afterwards (tests, benchmarks).
     """
-    from pgserver.postgres_server import PostgresServer
+    from assistant.compat import pgserver_instance
 
-    server = PostgresServer._instances.get(Path(data_dir).resolve())
+    server = pgserver_instance(data_dir)
     if server is not None:
         server.cleanup()
 

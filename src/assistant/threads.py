@@ -11,7 +11,8 @@ loaded its records and before the server takes requests. For every thread that h
 checkpoints but no record, it creates the record again with the same id and the
 metadata the run left on its latest checkpoint: ``owner`` (stamped by
 `assistant.auth` on every run), ``graph_id`` and ``assistant_id``. It uses the
-runtime's own ``Threads.put``, the call ``POST /threads`` makes, and patches nothing.
+runtime's own ``Threads.put``, the call ``POST /threads`` makes (through
+`assistant.compat.dev_thread_records`), and patches nothing.
 
 What it cannot restore: the runtime's run records (the list of runs of a thread) and
 a thread created in that window that never ran (it has no checkpoint and held nothing).
@@ -31,7 +32,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-__all__ = ["RESTORED_METADATA", "resume_interrupted_runs", "restore_thread_records"]
+from assistant.compat import dev_thread_records
+
+__all__ = ["RESTORED_METADATA", "restore_thread_records", "resume_interrupted_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,24 +58,20 @@ async def restore_thread_records(saver: Any) -> list[str]:
     Returns:
         The ids of the threads whose record was restored (empty outside `langgraph dev`).
     """
-    try:
-        from langgraph_runtime.database import connect
-        from langgraph_runtime.ops import Threads
-    except ImportError:  # not the dev runtime: the platform keeps thread records itself
+    records = dev_thread_records()
+    if records is None:  # not the dev runtime: the platform keeps thread records itself
         return []
     latest = await _latest_checkpoint_metadata(saver)
     if not latest:
         return []
     restored: list[str] = []
-    async with connect() as conn:
-        known = {str(thread["thread_id"]) for thread in await _all_threads(conn, Threads)}
+    async with records.connect() as conn:
+        known = await records.thread_ids(conn)
         for thread_id, metadata in latest.items():
             if thread_id in known:
                 continue
             kept = {key: metadata[key] for key in RESTORED_METADATA if key in metadata}
-            result = await Threads.put(conn, thread_id, metadata=kept, if_exists="do_nothing")
-            async for _ in result:
-                pass
+            await records.put(conn, thread_id, kept)
             restored.append(thread_id)
     if restored:
         logger.warning(
@@ -100,12 +99,11 @@ async def resume_interrupted_runs(saver: Any) -> list[str]:
     Returns:
         The ids of the runs that will resume (empty outside `langgraph dev`).
     """
-    try:
-        from langgraph_runtime.database import connect
-    except ImportError:  # not the dev runtime: the platform keeps run records itself
+    records = dev_thread_records()
+    if records is None:  # not the dev runtime: the platform keeps run records itself
         return []
-    async with connect() as conn:
-        runs: list[dict[str, Any]] = list(getattr(conn, "store", {}).get("runs", ()))
+    async with records.connect() as conn:
+        runs = records.runs(conn)
         waiting = [str(run["run_id"]) for run in runs if run.get("status") == "pending"]
         started = await started_runs(saver, waiting)
         resumed = resume_instead_of_repeating(runs, started)
@@ -158,29 +156,3 @@ async def _latest_checkpoint_metadata(saver: Any) -> dict[str, dict[str, Any]]:
     """``{thread_id: metadata of its latest root checkpoint}`` for every thread."""
     rows = await _fetch(saver, _LATEST_CHECKPOINTS)
     return {str(row["thread_id"]): dict(row["metadata"] or {}) for row in rows}
-
-
-async def _all_threads(conn: Any, threads: Any) -> list[dict[str, Any]]:
-    """Every thread record the runtime holds (no auth context: all owners)."""
-    found: list[dict[str, Any]] = []
-    offset = 0
-    page = 1000
-    while True:
-        result, _ = await threads.search(
-            conn,
-            ids=None,
-            metadata=None,
-            values=None,
-            status=None,
-            limit=page,
-            offset=offset,
-            sort_by=None,
-            sort_order=None,
-            select=None,
-            ctx=None,
-        )
-        batch = [thread async for thread in result]
-        found.extend(batch)
-        if len(batch) < page:
-            return found
-        offset += page

@@ -3,18 +3,17 @@
 A question gives its search terms, the days it asks about ("last Saturday", "上周六",
 resolved against the day it is asked), whether its asker speaks of themself ("I",
 "my", "我"), and the names in it. A memory gives tags: who said it, whether that was
-the user, the days it mentions and the days it was said on, and its place in a
-conversation. Both come from the memory's value, so anything that writes through
-:func:`assistant.memory.save_memory` with ``speaker``, ``role``, ``said_at``,
-``thread_id`` and ``turn`` metadata gets them.
+the user, the days it mentions and the days it was said on. Both come from the
+memory's value, so anything that writes through :func:`assistant.memory.save_memory`
+with ``speaker``, ``role`` and ``said_at`` metadata gets them.
 
 >>> from datetime import date
 >>> plan = analyze_query("What did I do last Saturday?", date(2023, 5, 14))
 >>> plan.first_person, sorted(str(day) for day in plan.dates)
 (True, ['2023-05-06', '2023-05-13'])
 >>> item_tags({"content": "I went hiking yesterday", "speaker": "Caroline",
-...            "role": "user", "said_at": "2023-05-08", "thread_id": "s1", "turn": 4})
-['speaker:caroline', 'role:user', 'date:2023-05-07', 'said:2023-05-08', 'turn:s1#4']
+...            "role": "user", "said_at": "2023-05-08"})
+['speaker:caroline', 'role:user', 'date:2023-05-07', 'said:2023-05-08']
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ __all__ = [
     "analyze_query",
     "item_tags",
     "mentioned_speakers",
-    "neighbour_tags",
     "speaker_tag",
     "without_names",
 ]
@@ -97,22 +95,7 @@ def item_tags(value: dict[str, Any]) -> list[str]:
     mentioned, spoken = item_dates(value)
     tags += [f"date:{day.isoformat()}" for day in sorted(mentioned)]
     tags += [f"said:{day.isoformat()}" for day in sorted(spoken)]
-    thread, turn = value.get("thread_id"), value.get("turn")
-    if isinstance(thread, str) and isinstance(turn, int) and not isinstance(turn, bool):
-        tags.append(f"turn:{thread}#{turn}")
     return tags
-
-
-def neighbour_tags(value: dict[str, Any], *, distance: int) -> list[str]:
-    """Tags of the turns up to ``distance`` before and after a memory in its conversation."""
-    thread, turn = value.get("thread_id"), value.get("turn")
-    if not isinstance(thread, str) or not isinstance(turn, int) or isinstance(turn, bool):
-        return []
-    return [
-        f"turn:{thread}#{turn + step}"
-        for step in range(-distance, distance + 1)
-        if step and turn + step >= 0
-    ]
 
 
 def mentioned_speakers(plan: QueryPlan, speakers: list[str]) -> list[str]:

@@ -26,9 +26,8 @@ async def recall(
 
     Vector, BM25 and (for a question naming days, resolved against ``now``, default
     now) date rankings are fused by reciprocal rank, with a correction for the
-    embedder's same-language bias, a boost for the speaker asked about and a mild
-    recency and importance boost (see :class:`FusionWeights`). Superseded facts are
-    never returned.
+    embedder's same-language bias and a boost for the speaker asked about (see
+    :class:`FusionWeights`). Superseded facts are never returned.
     """
     return await hybrid_search(
         store, user_facts_namespace(user_id), query, limit=limit, weights=weights, now=now

@@ -27,6 +27,7 @@ frozenset()
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -171,101 +172,119 @@ def _month_index(name: str) -> int:
     return 0
 
 
-def _english(text: str, today: date) -> set[date]:
-    found: set[date] = set()
-    for match in _EN_PATTERNS.finditer(text):
-        if match.group("today"):
-            found.add(today)
-        elif match.group("before_yesterday"):
-            found.add(today - timedelta(days=2))
-        elif match.group("yesterday"):
-            found.add(today - timedelta(days=1))
-        elif match.group("days_ago"):
-            found.add(today - timedelta(days=_en_number(match.group("days_ago"))))
-        elif match.group("weeks_ago"):
-            back = today - timedelta(weeks=_en_number(match.group("weeks_ago")))
-            found |= _span(back - timedelta(days=3), 7)
-        elif match.group("last_weekend"):
-            saturday = _most_recent(5, today)
-            found |= {saturday, saturday + timedelta(days=1)} - {today}
-        elif match.group("last_week"):
-            found |= _span(_week_of(today) - timedelta(days=7), 7)
-        elif match.group("this_week"):
-            found |= _span(_week_of(today), today.weekday() + 1)
-        elif match.group("last_month"):
-            first = today.replace(day=1)
-            previous = (first - timedelta(days=1)).replace(day=1)
-            found |= _span(previous, (first - previous).days)
-        elif match.group("next"):
-            continue  # the future: nothing has happened on it yet
-        elif match.group("last_weekday"):
-            weekday = _EN_WEEKDAYS.index(match.group("last_weekday").lower())
-            recent = _most_recent(weekday, today)
-            found.add(recent)
-            found.add(_week_of(today) - timedelta(days=7) + timedelta(days=weekday))
-        elif match.group("on_weekday"):
-            found.add(_most_recent(_EN_WEEKDAYS.index(match.group("on_weekday").lower()), today))
-        elif match.group("md_month"):
-            found |= _month_day(
-                _month_index(match.group("md_month")), int(match.group("md_day")), today
-            )
-        elif match.group("dm_month"):
-            found |= _month_day(
-                _month_index(match.group("dm_month")), int(match.group("dm_day")), today
-            )
-        elif match.group("iso"):
-            try:
-                found.add(date.fromisoformat(match.group("iso")))
-            except ValueError:
-                pass
-    return found
+Rule = Callable[[re.Match[str], date], set[date]]
+"""What one kind of expression (a named group of a pattern) resolves to, said on a day."""
 
 
-def _chinese(text: str, today: date) -> set[date]:
+def _last_month(today: date) -> set[date]:
+    first = today.replace(day=1)
+    previous = (first - timedelta(days=1)).replace(day=1)
+    return _span(previous, (first - previous).days)
+
+
+def _weeks_ago(weeks: int, today: date) -> set[date]:
+    """The week around the day ``weeks`` before ``today``."""
+    return _span(today - timedelta(weeks=weeks) - timedelta(days=3), 7)
+
+
+def _iso(text: str) -> set[date]:
+    try:
+        return {date.fromisoformat(text)}
+    except ValueError:
+        return set()
+
+
+def _en_last_weekday(match: re.Match[str], today: date) -> set[date]:
+    """Both readings of "last Saturday": the most recent one, and the one of last week."""
+    weekday = _EN_WEEKDAYS.index(match["last_weekday"].lower())
+    return {
+        _most_recent(weekday, today),
+        _week_of(today) - timedelta(days=7) + timedelta(days=weekday),
+    }
+
+
+def _en_last_weekend(match: re.Match[str], today: date) -> set[date]:
+    saturday = _most_recent(5, today)
+    return {saturday, saturday + timedelta(days=1)} - {today}
+
+
+_EN_RULES: dict[str, Rule] = {
+    "today": lambda m, today: {today},
+    "before_yesterday": lambda m, today: {today - timedelta(days=2)},
+    "yesterday": lambda m, today: {today - timedelta(days=1)},
+    "days_ago": lambda m, today: {today - timedelta(days=_en_number(m["days_ago"]))},
+    "weeks_ago": lambda m, today: _weeks_ago(_en_number(m["weeks_ago"]), today),
+    "last_weekend": _en_last_weekend,
+    "last_week": lambda m, today: _span(_week_of(today) - timedelta(days=7), 7),
+    "this_week": lambda m, today: _span(_week_of(today), today.weekday() + 1),
+    "last_month": lambda m, today: _last_month(today),
+    "next": lambda m, today: set(),  # the future: nothing has happened on it yet
+    "last_weekday": _en_last_weekday,
+    "on_weekday": lambda m, today: {
+        _most_recent(_EN_WEEKDAYS.index(m["on_weekday"].lower()), today)
+    },
+    "md_month": lambda m, today: _month_day(_month_index(m["md_month"]), int(m["md_day"]), today),
+    "dm_month": lambda m, today: _month_day(_month_index(m["dm_month"]), int(m["dm_day"]), today),
+    "iso": lambda m, today: _iso(m["iso"]),
+}
+"""English expressions, in the order the pattern's groups are tried."""
+
+
+def _zh_last_week(today: date) -> date:
+    """The Monday of the previous calendar week."""
+    return _week_of(today) - timedelta(days=7)
+
+
+def _zh_previous(match: re.Match[str], today: date) -> set[date]:
+    """A day of the previous calendar week ("上周六"), or all of it ("上周")."""
+    day = match["prev_day"]
+    if day:
+        return {_zh_last_week(today) + timedelta(days=_ZH_WEEKDAYS[day])}
+    return _span(_zh_last_week(today), 7)
+
+
+def _zh_this(match: re.Match[str], today: date) -> set[date]:
+    """A day of this week ("这周三"), or its days so far ("这周")."""
+    day = match["this_day"]
+    if day:
+        return {_week_of(today) + timedelta(days=_ZH_WEEKDAYS[day])}
+    return _span(_week_of(today), today.weekday() + 1)
+
+
+def _zh_bare_day(match: re.Match[str], today: date) -> set[date]:
+    """A bare weekday ("周三"): this week's, or last week's if this week's is to come."""
+    this_week = _week_of(today) + timedelta(days=_ZH_WEEKDAYS[match["bare_day"]])
+    return {this_week if this_week <= today else this_week - timedelta(days=7)}
+
+
+_ZH_RULES: dict[str, Rule] = {
+    "today": lambda m, today: {today},
+    "before3": lambda m, today: {today - timedelta(days=3)},
+    "before2": lambda m, today: {today - timedelta(days=2)},
+    "yesterday": lambda m, today: {today - timedelta(days=1)},
+    "days_ago": lambda m, today: {today - timedelta(days=_zh_number(m["days_ago"]))},
+    "weeks_ago": lambda m, today: _weeks_ago(_zh_number(m["weeks_ago"]), today),
+    "last_weekend": lambda m, today: {
+        _zh_last_week(today) + timedelta(days=5),
+        _zh_last_week(today) + timedelta(days=6),
+    },
+    "prev": _zh_previous,
+    "next": lambda m, today: set(),
+    "this": _zh_this,
+    "last_month": lambda m, today: _last_month(today),
+    "month": lambda m, today: _month_day(_zh_number(m["month"]), _zh_number(m["day"]), today),
+    "bare_day": _zh_bare_day,
+}
+"""Chinese expressions, in the order the pattern's groups are tried."""
+
+
+def _resolve(pattern: re.Pattern[str], rules: dict[str, Rule], text: str, today: date) -> set[date]:
+    """The days of every expression of ``pattern`` in ``text``, by the first rule it matches."""
     found: set[date] = set()
-    last_week = _week_of(today) - timedelta(days=7)
-    for match in _ZH_PATTERNS.finditer(text):
-        if match.group("today"):
-            found.add(today)
-        elif match.group("before3"):
-            found.add(today - timedelta(days=3))
-        elif match.group("before2"):
-            found.add(today - timedelta(days=2))
-        elif match.group("yesterday"):
-            found.add(today - timedelta(days=1))
-        elif match.group("days_ago"):
-            found.add(today - timedelta(days=_zh_number(match.group("days_ago"))))
-        elif match.group("weeks_ago"):
-            back = today - timedelta(weeks=_zh_number(match.group("weeks_ago")))
-            found |= _span(back - timedelta(days=3), 7)
-        elif match.group("last_weekend"):
-            found |= {last_week + timedelta(days=5), last_week + timedelta(days=6)}
-        elif match.group("prev"):
-            day = match.group("prev_day")
-            if day:
-                found.add(last_week + timedelta(days=_ZH_WEEKDAYS[day]))
-            else:
-                found |= _span(last_week, 7)
-        elif match.group("next"):
-            continue
-        elif match.group("this"):
-            day = match.group("this_day")
-            if day:
-                found.add(_week_of(today) + timedelta(days=_ZH_WEEKDAYS[day]))
-            else:
-                found |= _span(_week_of(today), today.weekday() + 1)
-        elif match.group("last_month"):
-            first = today.replace(day=1)
-            previous = (first - timedelta(days=1)).replace(day=1)
-            found |= _span(previous, (first - previous).days)
-        elif match.group("month"):
-            found |= _month_day(
-                _zh_number(match.group("month")), _zh_number(match.group("day")), today
-            )
-        elif match.group("bare_day"):
-            weekday = _ZH_WEEKDAYS[match.group("bare_day")]
-            this_week = _week_of(today) + timedelta(days=weekday)
-            found.add(this_week if this_week <= today else this_week - timedelta(days=7))
+    for match in pattern.finditer(text):
+        kind = next((name for name in rules if match[name]), None)
+        if kind is not None:
+            found |= rules[kind](match, today)
     return found
 
 
@@ -275,7 +294,10 @@ def resolve_dates(text: str, today: date) -> frozenset[date]:
     Future expressions ("next Saturday", "下周六") are left out: nothing is remembered
     about them yet. Spans ("last week", "上个月") give every day in them.
     """
-    return frozenset(_english(text, today) | _chinese(text, today))
+    return frozenset(
+        _resolve(_EN_PATTERNS, _EN_RULES, text, today)
+        | _resolve(_ZH_PATTERNS, _ZH_RULES, text, today)
+    )
 
 
 def parse_day(stamp: Any) -> date | None:
