@@ -11,10 +11,10 @@ LangGraph Server's ``PUT`` and ``DELETE /store/items`` write the store directly.
 user's facts (``("user_facts", <user>)``) the store auth handler (`assistant.auth.on_store`)
 calls `write_through_memory` before the platform writes, so that:
 
-* ``DELETE`` forgets the fact as the console does (`assistant.memory.forget_memory`): its
+* ``DELETE`` forgets the fact as the console does (`assistant.memory.UserMemory.forget`): its
   earlier versions and its words elsewhere go too, and the audit trail records the forget
   ``via="api"``; the platform's own delete then finds nothing left to delete;
-* ``PUT`` is written by the memory layer (`assistant.memory.edit_memory`): content of at
+* ``PUT`` is written by the memory layer (`assistant.memory.UserMemory.edit`): content of at
   most 500 characters, no forged ``history``, ``status`` or supersede chain, ``pinned`` only
   true or false, a new wording kept in ``history`` and audited; the handler then hands the
   platform exactly the value written, so its own write changes nothing. A value the memory
@@ -38,7 +38,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory import API_VIA, FACTS_NAMESPACE, edit_memory, forget_memory
+from assistant.memory import API_VIA, FACTS_NAMESPACE, UserMemory
 from assistant.memory.index import store_embeddings
 from assistant.models import E5Embeddings
 
@@ -66,14 +66,14 @@ async def write_through_memory(
     """
     if not is_fact_write(action, value):
         return
-    user_id, key = str(value["namespace"][1]), str(value.get("key"))
+    memory, key = UserMemory(store, str(value["namespace"][1])), str(value.get("key"))
     if action == "delete":
-        await forget_memory(store, user_id, key, actor=actor, via=API_VIA)
+        await memory.forget(key, actor=actor, via=API_VIA)
         return
     sent = value.get("value")
     if not isinstance(sent, Mapping):
         raise ValueError(f"A fact's value must be an object, got {sent!r:.80}.")
-    value["value"] = await edit_memory(store, user_id, key, sent, actor=actor, via=API_VIA)
+    value["value"] = await memory.edit(key, sent, actor=actor, via=API_VIA)
     value["index"] = None  # indexed as langgraph.json says, like every other fact
 
 
