@@ -327,6 +327,36 @@ async def test_a_store_api_delete_forgets_the_fact_and_audits_it_via_api(
     assert len(await memory.list_audit(server_store, USER)) == 1  # episodes are not facts
 
 
+async def test_a_store_api_episode_is_written_by_the_memory_layer(
+    server_store: InMemoryStore,
+) -> None:
+    """An episode put through the store API (the retention job's) is recalled at once."""
+    alice = memory.UserMemory(server_store, USER)
+    await alice.save_episode(thread_id="t1", summary="Planned a trip to Kyoto in April.")
+    assert [item.key for item in await alice.episodes("Kyoto", limit=5)] == ["t1"]  # warm
+    revision = index_revision_location(memory.user_episodes_namespace(USER))
+    before = await server_store.aget(*revision)
+    summary = "Booked a violin lesson for Tuesday."
+    episode = {"content": summary, "thread_id": "t2", "ended_at": "2026-03-03T10:00:00+00:00"}
+    payload: dict[str, Any] = {
+        "namespace": ("user_episodes", USER),
+        "key": "t2",
+        "value": episode,
+        "index": False,
+    }
+
+    await auth.on_store(store_context(USER, "put"), payload)
+
+    after = await server_store.aget(*revision)
+    assert before is not None and after is not None and after.value != before.value
+    assert payload["value"] == episode and payload["index"] is None
+    found = await alice.episodes("violin lesson", limit=1)
+    assert [(item.key, item.value["content"]) for item in found] == [("t2", summary)]
+    delete = {"namespace": ("user_episodes", USER), "key": "t2"}
+    assert await auth.on_store(store_context(USER, "delete"), delete) is True
+    assert [item.key for item in await alice.episodes()] == ["t1"]
+
+
 async def test_a_store_api_put_is_written_by_the_memory_layer(server_store: InMemoryStore) -> None:
     key = await memory.save_memory(server_store, USER, "Likes tea", category="preference")
     payload: dict[str, Any] = {

@@ -132,6 +132,10 @@ class UserMemory:
             self._writer(), thread_id=thread_id, summary=summary, started_at=started_at
         )
 
+    async def put_episode(self, thread_id: str, value: dict[str, Any] | None) -> None:
+        """Write an episode as given (None deletes it): one a client of the store API sent."""
+        await self._writer().put_episode(thread_id, value)
+
     async def correct(
         self,
         key: str,
