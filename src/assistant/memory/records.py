@@ -13,7 +13,7 @@ __all__ = ["FORGOTTEN", "episode_record", "is_current", "now_iso"]
 
 FORGOTTEN = "[forgotten]"
 """What stands where the words of a forgotten fact were: in the audit trail, in what memory
-heard, and in an episode summary that quoted it (see `assistant.memory.forget_memory`)."""
+heard, and in an episode summary that quoted it (see `assistant.memory.UserMemory.forget`)."""
 
 
 def now_iso() -> str:
