@@ -40,12 +40,17 @@ class Writer:
 
     store: BaseStore
     user_id: str
+    """Whose memory changes (validated by `assistant.memory.UserMemory`)."""
     actor: str | None = None
     """Who asked for the change (default: the user)."""
     via: str = "chat"
+    """The path the change came in by: ``chat``, ``mcp`` or ``api``."""
     thread_id: str | None = None
+    """The thread it came from, if any."""
     client: str | None = None
+    """The program that asked, as it named itself (unverified), if known."""
     message_id: str | None = None
+    """The message of the turn it is, if it is one."""
     before: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     """Each fact written so far and its value before the change (None: it was new)."""
 
