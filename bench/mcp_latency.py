@@ -6,7 +6,7 @@ One user holds ``--facts`` facts (1,000 by default) in two places, written the s
   through MCP itself: ``add_memory`` calls of 50 statements each, so every fact went through
   extraction and consolidation and has its vector kept, as in use;
 * this process's in-memory store (the same embeddings and index), seeded through
-  `assistant.memory.apply_operations` with the same facts, which is what the server does with
+  `assistant.memory.UserMemory.apply` with the same facts, which is what the server does with
   the model's answer.
 
 Then the same ``--queries`` questions (none seen before by either side, so each embeds its
@@ -118,7 +118,7 @@ async def in_process(liked: list[str], questions: list[str], limit: int) -> list
             )
             for thing in liked[start : start + BATCH]
         ]
-        await memory.apply_operations(store, USER, operations, [], min_confidence=0.6)
+        await memory.UserMemory(store, USER).apply(operations, [], min_confidence=0.6)
     print(f"in process: {len(await memory.list_memories(store, USER))} facts stored")
     await memory.recall(store, USER, "warm-up", limit=limit)
     timings = []

@@ -542,7 +542,7 @@ async def measure_ours(
     rng = random.Random(report.size)
     for i in range(EPISODES):  # episode summaries are embedded for real (30 e5 calls)
         summary = "; ".join(rng.choice(data[TARGET]).text for _ in range(3))
-        await memory.save_episode(store, TARGET, thread_id=f"past-{i}", summary=summary)
+        await memory.UserMemory(store, TARGET).save_episode(thread_id=f"past-{i}", summary=summary)
 
     start = time.perf_counter()
     await memory.warm_user_index(store, TARGET)
@@ -606,7 +606,9 @@ async def measure_postgres(
         rng = random.Random(report.size)
         for i in range(EPISODES):
             summary = "; ".join(rng.choice(data[TARGET]).text for _ in range(3))
-            await memory.save_episode(store, TARGET, thread_id=f"past-{i}", summary=summary)
+            await memory.UserMemory(store, TARGET).save_episode(
+                thread_id=f"past-{i}", summary=summary
+            )
         report.load_s["ours pg"] = time.perf_counter() - start
         await memory.warm_user_index(store, TARGET)
         context = Context(user_id=TARGET)

@@ -59,9 +59,10 @@ from assistant.memory import (
     make_store,
     recall,
     save_memory,
-    supersede_memory,
     user_facts_namespace,
 )
+from assistant.memory.facts import supersede_memory
+from assistant.memory.writer import Writer
 from assistant.models import EMBEDDING_DIMS, get_embeddings
 from function_model import CallInfo, FunctionChatModel
 
@@ -148,8 +149,9 @@ class OursPeer:
         self, user_id: str, old_fact_id: str, fact_id: str, content: str, lang: str
     ) -> None:
         old_key = self.keys[user_id, old_fact_id]
+        writer = Writer(store=self.store, user_id=user_id)
         self.keys[user_id, fact_id] = await supersede_memory(
-            self.store, user_id, old_key, content, fact_id=fact_id
+            writer, old_key, content, action="supersede", fact_id=fact_id
         )
 
     async def search(self, user_id: str, query: str, k: int) -> list[str]:

@@ -1,6 +1,6 @@
 """Consolidation: what the model's add / update / supersede / skip decisions do to the store.
 
-Each case is checked directly through `memory.apply_operations` and, where a user
+Each case is checked directly through `UserMemory.apply` and, where a user
 would see it, through the graph with the recording model (answering the extraction
 call either with fixed JSON or with the scripted rule-based extractor).
 """
@@ -18,7 +18,7 @@ from assistant import memory
 from assistant.memory import (
     ConsolidationReport,
     MemoryOperation,
-    apply_operations,
+    UserMemory,
     get_memory,
     list_memories,
     save_memory,
@@ -66,9 +66,7 @@ async def apply(
     *,
     min_confidence: float = 0.6,
 ) -> ConsolidationReport:
-    return await apply_operations(
-        store,
-        USER,
+    return await UserMemory(store, USER).apply(
         operations,
         shown,
         min_confidence=min_confidence,

@@ -214,7 +214,7 @@ async def test_only_a_plain_user_message_is_prefetched(
 async def test_the_facts_of_one_turn_are_embedded_in_one_model_call(
     gated: tuple[GatedModel, threading.Event], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assistant.memory.consolidate import MemoryOperation, apply_operations
+    from assistant.memory import MemoryOperation, UserMemory
 
     model, gate = gated
     monkeypatch.setattr(E5Embeddings, "copies", 1)  # so "asked together" is one model call
@@ -225,7 +225,7 @@ async def test_the_facts_of_one_turn_are_embedded_in_one_model_call(
         MemoryOperation(action="add", content=text, category="location", confidence=0.9)
         for text in ("Lives in Lisbon", "Works as a nurse")
     ]
-    report = await apply_operations(store, "alice", operations, [], min_confidence=0.6)
+    report = await UserMemory(store, "alice").apply(operations, [], min_confidence=0.6)
     assert len(report.added) == 2
     passages = [batch for kind, batch in model.calls if kind == "passage"]
     assert passages == [["Lives in Lisbon", "Works as a nurse"]]  # one call, not one per write

@@ -14,8 +14,8 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
+from assistant.memory import UserMemory, recall_episodes, user_episodes_namespace
 from assistant.memory import episodes as episodes_module
-from assistant.memory import recall_episodes, save_episode, user_episodes_namespace
 from assistant.tokens import count_text_tokens
 from helpers import between, config, operations_json, system_prompt
 
@@ -79,8 +79,12 @@ async def test_save_episode_keeps_the_start_and_refreshes_the_rest(
     store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock(monkeypatch)
-    first = await save_episode(store, USER, thread_id="thread-a", summary="  Planned Kyoto.  ")
-    second = await save_episode(store, USER, thread_id="thread-a", summary="Booked the hotel.")
+    first = await UserMemory(store, USER).save_episode(
+        thread_id="thread-a", summary="  Planned Kyoto.  "
+    )
+    second = await UserMemory(store, USER).save_episode(
+        thread_id="thread-a", summary="Booked the hotel."
+    )
 
     assert first == {
         "content": "Planned Kyoto.",
@@ -101,17 +105,19 @@ async def test_save_episode_uses_a_given_start(
     store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock(monkeypatch)
-    saved = await save_episode(
-        store, USER, thread_id="t", summary="x", started_at="2025-12-31T23:00:00+00:00"
+    saved = await UserMemory(store, USER).save_episode(
+        thread_id="t", summary="x", started_at="2025-12-31T23:00:00+00:00"
     )
     assert saved["started_at"] == "2025-12-31T23:00:00+00:00"
     assert saved["ended_at"] == "2026-01-01T00:00:00+00:00"
 
 
 async def test_recall_episodes_skips_the_current_thread(store: InMemoryStore) -> None:
-    await save_episode(store, USER, thread_id="thread-a", summary=KYOTO)
-    await save_episode(store, USER, thread_id="thread-b", summary="Kyoto restaurants: tofu.")
-    await save_episode(store, USER, thread_id="thread-c", summary="Learning the violin.")
+    await UserMemory(store, USER).save_episode(thread_id="thread-a", summary=KYOTO)
+    await UserMemory(store, USER).save_episode(
+        thread_id="thread-b", summary="Kyoto restaurants: tofu."
+    )
+    await UserMemory(store, USER).save_episode(thread_id="thread-c", summary="Learning the violin.")
 
     found = await recall_episodes(store, USER, "Kyoto trip", limit=2, exclude_thread_id="thread-a")
     assert [item.key for item in found] == ["thread-b", "thread-c"]
@@ -134,8 +140,8 @@ async def save_week(store: InMemoryStore, monkeypatch: pytest.MonkeyPatch) -> No
     """One conversation a day, each started and ended that day."""
     for thread_id, day, summary in WEEK:
         monkeypatch.setattr(episodes_module, "now_iso", lambda day=day: f"{day}T18:00:00+00:00")
-        await save_episode(
-            store, USER, thread_id=thread_id, summary=summary, started_at=f"{day}T17:00:00+00:00"
+        await UserMemory(store, USER).save_episode(
+            thread_id=thread_id, summary=summary, started_at=f"{day}T17:00:00+00:00"
         )
 
 
@@ -169,8 +175,8 @@ async def test_the_recall_node_finds_the_session_a_question_names(
         ("thread-new", yesterday, "Chose paint colours for the kitchen."),
     ]:
         monkeypatch.setattr(episodes_module, "now_iso", lambda day=day: f"{day}T12:00:00+00:00")
-        await save_episode(
-            store, USER, thread_id=thread_id, summary=summary, started_at=f"{day}T11:00:00+00:00"
+        await UserMemory(store, USER).save_episode(
+            thread_id=thread_id, summary=summary, started_at=f"{day}T11:00:00+00:00"
         )
     model = patch_model(replies())
     state = await chat(
@@ -181,7 +187,7 @@ async def test_the_recall_node_finds_the_session_a_question_names(
 
 
 async def test_episodes_are_per_user(store: InMemoryStore) -> None:
-    await save_episode(store, "alice", thread_id="thread-a", summary=KYOTO)
+    await UserMemory(store, "alice").save_episode(thread_id="thread-a", summary=KYOTO)
     assert await recall_episodes(store, "bob", "Kyoto", limit=5) == []
 
 

@@ -22,9 +22,11 @@ from starlette.requests import Request
 from assistant import auth, memory, retention, webapp
 from assistant.constants import ADMIN_IDENTITY, ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
-from assistant.memory.facts import plan_put
+from assistant.memory.client_facts import plan_put
+from assistant.memory.facts import update_memory
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.user_index import registry
+from assistant.memory.writer import Writer
 from assistant.scope import RunScope
 from helpers import current_facts
 
@@ -54,10 +56,12 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
     hangzhou = await memory.save_memory(
         store, USER, "Lives in Hangzhou", category="location", pinned=True
     )
-    chengdu = await memory.correct_memory(
-        store, USER, hangzhou, "Lives in Chengdu", actor=USER, via="chat", thread_id="t1"
+    chengdu = await memory.UserMemory(store, USER).correct(
+        hangzhou, "Lives in Chengdu", actor=USER, via="chat", thread_id="t1"
     )
-    await memory.update_memory(store, USER, chengdu, "Lives in Chengdu, near the river")
+    await update_memory(
+        Writer(store=store, user_id=USER), chengdu, "Lives in Chengdu, near the river"
+    )
     await memory.save_memory(
         store,
         USER,
@@ -100,12 +104,10 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
     )
     chengdu_item = await memory.get_memory(store, USER, chengdu)
     assert chengdu_item is not None
-    await memory.record_turn(
-        store, USER, thread_id="t4", message_id="m6", before={chengdu: dict(chengdu_item.value)}
-    )
-    await memory.save_episode(
-        store,
-        USER,
+    turn = Writer(store=store, user_id=USER, thread_id="t4", message_id="m6")
+    turn.before[chengdu] = dict(chengdu_item.value)  # as if the turn had changed it
+    await turn.finish()
+    await memory.UserMemory(store, USER).save_episode(
         thread_id="t5",
         summary="The user said she lives in Chengdu, near the river, and planned a trip to Xi'an.",
     )
@@ -118,8 +120,8 @@ async def test_forgetting_a_fact_takes_its_words_out_of_everything_memory_keeps(
     hangzhou, chengdu = await seed_a_moved_user(store)
     assert words_left(await everything_kept_for(store, USER)) == ["hangzhou", "chengdu"]
 
-    forgotten = await memory.forget_memory(
-        store, USER, chengdu, actor=USER, via=memory.API_VIA, client="cli"
+    forgotten = await memory.UserMemory(store, USER).forget(
+        chengdu, actor=USER, via=memory.API_VIA, client="cli"
     )
 
     assert forgotten is not None
@@ -180,7 +182,7 @@ async def test_a_forgotten_fact_is_never_recalled_even_when_another_process_wrot
     revision_namespace, revision_key = index_revision_location(namespace)
     await store.aput(revision_namespace, revision_key, {"revision": "another process"})
 
-    await memory.forget_memory(store, USER, key, actor=USER, via="chat")
+    await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
 
     index = registry(store).users[namespace]
     assert key not in index.items and key not in index.rows
@@ -193,11 +195,11 @@ async def test_forgetting_an_old_version_keeps_the_fact_that_replaced_it(
     store: InMemoryStore,
 ) -> None:
     hangzhou = await memory.save_memory(store, USER, "Lives in Hangzhou")
-    chengdu = await memory.correct_memory(
-        store, USER, hangzhou, "Lives in Chengdu", actor=USER, via="chat"
+    chengdu = await memory.UserMemory(store, USER).correct(
+        hangzhou, "Lives in Chengdu", actor=USER, via="chat"
     )
 
-    forgotten = await memory.forget_memory(store, USER, hangzhou, actor=USER, via="api")
+    forgotten = await memory.UserMemory(store, USER).forget(hangzhou, actor=USER, via="api")
 
     assert forgotten is not None and forgotten.erased["versions"] == 1
     assert await current_facts(store, USER) == ["Lives in Chengdu"]
@@ -208,15 +210,12 @@ async def test_forgetting_an_old_version_keeps_the_fact_that_replaced_it(
 
 async def test_a_rolled_back_turn_cannot_bring_a_forgotten_fact_back(store: InMemoryStore) -> None:
     key = await memory.save_memory(store, USER, "住在杭州")
-    item = await memory.get_memory(store, USER, key)
-    assert item is not None
-    await memory.update_memory(store, USER, key, "住在杭州西湖边")
-    await memory.record_turn(
-        store, USER, thread_id="t1", message_id="gone", before={key: dict(item.value)}
-    )
-    await memory.forget_memory(store, USER, key, actor=USER, via="chat")
+    turn = Writer(store=store, user_id=USER, thread_id="t1", message_id="gone")
+    await update_memory(turn, key, "住在杭州西湖边")
+    await turn.finish()
+    await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
 
-    undone = await memory.settle_turn(store, USER, "t1", message_ids=["another"])
+    undone = await memory.UserMemory(store, USER).settle("t1", ["another"])
 
     assert undone == []
     assert await memory.get_memory(store, USER, key) is None
@@ -326,6 +325,36 @@ async def test_a_store_api_delete_forgets_the_fact_and_audits_it_via_api(
     episode = {"namespace": ("user_episodes", USER), "key": "t1"}
     assert await auth.on_store(store_context(USER, "delete"), episode) is True
     assert len(await memory.list_audit(server_store, USER)) == 1  # episodes are not facts
+
+
+async def test_a_store_api_episode_is_written_by_the_memory_layer(
+    server_store: InMemoryStore,
+) -> None:
+    """An episode put through the store API (the retention job's) is recalled at once."""
+    alice = memory.UserMemory(server_store, USER)
+    await alice.save_episode(thread_id="t1", summary="Planned a trip to Kyoto in April.")
+    assert [item.key for item in await alice.episodes("Kyoto", limit=5)] == ["t1"]  # warm
+    revision = index_revision_location(memory.user_episodes_namespace(USER))
+    before = await server_store.aget(*revision)
+    summary = "Booked a violin lesson for Tuesday."
+    episode = {"content": summary, "thread_id": "t2", "ended_at": "2026-03-03T10:00:00+00:00"}
+    payload: dict[str, Any] = {
+        "namespace": ("user_episodes", USER),
+        "key": "t2",
+        "value": episode,
+        "index": False,
+    }
+
+    await auth.on_store(store_context(USER, "put"), payload)
+
+    after = await server_store.aget(*revision)
+    assert before is not None and after is not None and after.value != before.value
+    assert payload["value"] == episode and payload["index"] is None
+    found = await alice.episodes("violin lesson", limit=1)
+    assert [(item.key, item.value["content"]) for item in found] == [("t2", summary)]
+    delete = {"namespace": ("user_episodes", USER), "key": "t2"}
+    assert await auth.on_store(store_context(USER, "delete"), delete) is True
+    assert [item.key for item in await alice.episodes()] == ["t1"]
 
 
 async def test_a_store_api_put_is_written_by_the_memory_layer(server_store: InMemoryStore) -> None:
@@ -471,7 +500,7 @@ class FakeClient:
 async def test_retention_deletes_audit_entries_older_than_the_limit(store: InMemoryStore) -> None:
     for user in ("alice", "bob"):
         key = await memory.save_memory(store, user, "Likes tea")
-        await memory.forget_memory(store, user, key, actor=user, via="chat")
+        await memory.UserMemory(store, user).forget(key, actor=user, via="chat")
     [old] = await memory.list_audit(store, "bob")
     await store.aput(
         memory.user_audit_namespace("bob"),

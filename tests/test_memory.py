@@ -13,19 +13,17 @@ from langgraph.store.memory import InMemoryStore
 from assistant import models
 from assistant.memory import (
     InvalidUserIdError,
-    confirm_memory,
-    delete_memory,
     find_duplicate,
     get_memory,
     list_memories,
     make_store,
     recall,
     save_memory,
-    supersede_memory,
-    update_memory,
     user_facts_namespace,
     validate_user_id,
 )
+from assistant.memory.facts import confirm_memory, delete_memory, supersede_memory, update_memory
+from assistant.memory.writer import Writer
 from assistant.models import EMBEDDING_DIMS, E5Embeddings
 
 
@@ -36,6 +34,11 @@ def store(both_stores: BaseStore) -> BaseStore:
 
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def alice(store: BaseStore, *, thread_id: str | None = None) -> Writer:
+    """A change to alice's memory (the facts' own writers take one)."""
+    return Writer(store=store, user_id="alice", thread_id=thread_id)
 
 
 def test_user_facts_namespace() -> None:
@@ -215,34 +218,36 @@ async def test_a_new_fact_is_current_unpinned_and_knows_its_language(
 
 async def test_update_with_the_same_wording_adds_no_history(store: InMemoryStore) -> None:
     key = await save_memory(store, "alice", "Likes green tea")
-    value = await update_memory(store, "alice", key, "Likes green tea", confidence=0.95)
+    value = await update_memory(alice(store), key, "Likes green tea", confidence=0.95)
     assert value["history"] == []
     assert value["confidence"] == 0.95
 
 
 async def test_a_superseded_fact_cannot_be_updated(store: InMemoryStore) -> None:
     old = await save_memory(store, "alice", "Lives in Hangzhou")
-    await supersede_memory(store, "alice", old, "Lives in Chengdu")
+    await supersede_memory(alice(store), old, "Lives in Chengdu", action="supersede")
     with pytest.raises(ValueError, match=old):
-        await update_memory(store, "alice", old, "Lives in Hangzhou near West Lake")
+        await update_memory(alice(store), old, "Lives in Hangzhou near West Lake")
 
 
 @pytest.mark.parametrize("change", ["update", "supersede", "confirm"])
 async def test_changing_an_unknown_fact_names_it(store: InMemoryStore, change: str) -> None:
     with pytest.raises(KeyError, match="no-such-key") as caught:
         if change == "update":
-            await update_memory(store, "alice", "no-such-key", "x")
+            await update_memory(alice(store), "no-such-key", "x")
         elif change == "supersede":
-            await supersede_memory(store, "alice", "no-such-key", "x")
+            await supersede_memory(alice(store), "no-such-key", "x", action="supersede")
         else:
-            await confirm_memory(store, "alice", "no-such-key")
+            await confirm_memory(alice(store), "no-such-key")
     assert "alice" in str(caught.value)
     assert await store.asearch(("user_facts", "alice")) == []
 
 
 async def test_supersede_keeps_the_category_unless_told(store: InMemoryStore) -> None:
     old = await save_memory(store, "alice", "Lives in Hangzhou", category="location")
-    new = await supersede_memory(store, "alice", old, "Lives in Chengdu", thread_id="t2")
+    new = await supersede_memory(
+        alice(store, thread_id="t2"), old, "Lives in Chengdu", action="supersede"
+    )
     item = await get_memory(store, "alice", new)
     assert item is not None
     assert item.value["category"] == "location"
@@ -252,8 +257,8 @@ async def test_supersede_keeps_the_category_unless_told(store: InMemoryStore) ->
 async def test_delete_memory_removes_the_fact_from_recall(store: InMemoryStore) -> None:
     key = await save_memory(store, "alice", "Lives in Hangzhou")
     assert [item.key for item in await recall(store, "alice", "Hangzhou", limit=5)] == [key]
-    assert await delete_memory(store, "alice", key) is True
-    assert await delete_memory(store, "alice", key) is False
+    assert await delete_memory(alice(store), key) is True
+    assert await delete_memory(alice(store), key) is False
     assert await recall(store, "alice", "Hangzhou", limit=5) == []
     assert await get_memory(store, "alice", key) is None
 
@@ -261,7 +266,7 @@ async def test_delete_memory_removes_the_fact_from_recall(store: InMemoryStore) 
 async def test_list_memories_is_oldest_first_and_hides_superseded(store: InMemoryStore) -> None:
     first = await save_memory(store, "alice", "Lives in Hangzhou")
     second = await save_memory(store, "alice", "Likes green tea")
-    third = await supersede_memory(store, "alice", first, "Lives in Chengdu")
+    third = await supersede_memory(alice(store), first, "Lives in Chengdu", action="supersede")
     assert [item.key for item in await list_memories(store, "alice")] == [second, third]
     everything = await list_memories(store, "alice", include_superseded=True)
     assert [item.key for item in everything] == [first, second, third]

@@ -424,11 +424,11 @@ async def test_tool_loop_is_bounded_even_when_the_model_ignores_unbound_tools(
 async def test_audit_trail_lists_forget_and_correct_newest_first(store: InMemoryStore) -> None:
     home, dog = await seed(store, USER, ["Lives in Hangzhou", "Dog is Bella"])
 
-    forgotten = await memory.forget_memory(
-        store, USER, home, actor=USER, via="console", thread_id=None
+    forgotten = await memory.UserMemory(store, USER).forget(
+        home, actor=USER, via="console", thread_id=None
     )
-    new_dog = await memory.correct_memory(
-        store, USER, dog, "Dog is Max", actor=USER, via="chat", thread_id="thread-9"
+    new_dog = await memory.UserMemory(store, USER).correct(
+        dog, "Dog is Max", actor=USER, via="chat", thread_id="thread-9"
     )
 
     audit = await memory.list_audit(store, USER)
@@ -467,7 +467,7 @@ async def test_audit_trail_lists_forget_and_correct_newest_first(store: InMemory
 async def test_audit_trail_belongs_to_its_user(store: InMemoryStore) -> None:
     [home] = await seed(store, USER, ["Lives in Hangzhou"])
 
-    await memory.forget_memory(store, USER, home, actor=USER, via="api")
+    await memory.UserMemory(store, USER).forget(home, actor=USER, via="api")
 
     assert len(await memory.list_audit(store, USER)) == 1
     assert await memory.list_audit(store, "bob") == []
@@ -475,19 +475,23 @@ async def test_audit_trail_belongs_to_its_user(store: InMemoryStore) -> None:
 
 
 async def test_unknown_fact_leaves_no_audit_entry(store: InMemoryStore) -> None:
-    assert await memory.forget_memory(store, USER, "missing", actor=USER, via="chat") is None
+    assert await memory.UserMemory(store, USER).forget("missing", actor=USER, via="chat") is None
     with pytest.raises(KeyError, match="missing"):
-        await memory.correct_memory(store, USER, "missing", "Dog is Max", actor=USER, via="chat")
+        await memory.UserMemory(store, USER).correct(
+            "missing", "Dog is Max", actor=USER, via="chat"
+        )
     assert await memory.list_audit(store, USER) == []
 
 
 async def test_correcting_a_superseded_fact_corrects_its_successor(store: InMemoryStore) -> None:
     """Two corrections of the same old fact never leave two current versions."""
     [bella] = await seed(store, USER, ["Dog is Bella"])
-    max_key = await memory.correct_memory(store, USER, bella, "Dog is Max", actor=USER, via="chat")
+    max_key = await memory.UserMemory(store, USER).correct(
+        bella, "Dog is Max", actor=USER, via="chat"
+    )
 
-    rex_key = await memory.correct_memory(
-        store, USER, bella, "Dog is Rex", actor=USER, via="console"
+    rex_key = await memory.UserMemory(store, USER).correct(
+        bella, "Dog is Rex", actor=USER, via="console"
     )
 
     assert await current_facts(store, USER) == ["Dog is Rex"]
@@ -501,7 +505,7 @@ async def test_correcting_to_the_same_text_changes_nothing(store: InMemoryStore)
     [dog] = await seed(store, USER, ["Dog is Bella"])
     before = await snapshot(store, USER)
 
-    key = await memory.correct_memory(store, USER, dog, "dog is bella.", actor=USER, via="chat")
+    key = await memory.UserMemory(store, USER).correct(dog, "dog is bella.", actor=USER, via="chat")
 
     assert key == dog
     assert await snapshot(store, USER) == before

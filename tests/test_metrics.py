@@ -9,7 +9,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
-from assistant.memory import forget_memory, get_memory, list_heard, save_memory
+from assistant.memory import UserMemory, get_memory, list_heard, save_memory
 from assistant.state import TurnMetrics, merge_metrics
 from assistant.tokens import count_messages_tokens, count_text_tokens
 from function_model import FunctionChatModel
@@ -93,7 +93,7 @@ async def test_metrics_name_the_facts_added_and_superseded(
         ("I live in Hangzhou", "kept", [hangzhou]),
     ]
 
-    await forget_memory(store, USER, chengdu, actor=USER, via="console")
+    await UserMemory(store, USER).forget(chengdu, actor=USER, via="console")
     heard = await list_heard(store, USER)  # forgotten: the words of the messages that said it go,
     assert [h["excerpt"] for h in heard] == ["thanks!", "", ""]  # its earlier version's too
     assert heard[1]["outcome"] == "kept" and heard[1]["forgotten"] is True

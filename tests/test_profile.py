@@ -10,7 +10,9 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant.context import Context
-from assistant.memory import confirm_memory, save_memory
+from assistant.memory import save_memory
+from assistant.memory.facts import confirm_memory
+from assistant.memory.writer import Writer
 from assistant.tokens import count_text_tokens
 from function_model import FunctionChatModel
 from helpers import between, lines, system_prompt
@@ -123,7 +125,7 @@ async def test_the_more_often_repeated_fact_wins_within_a_category(
 ) -> None:
     await pin(store, "Name is Alice", "identity")
     nickname = await pin(store, "Goes by Ali", "identity")
-    await confirm_memory(store, USER, nickname)
+    await confirm_memory(Writer(store=store, user_id=USER), nickname)
     model = patch_model(["Sure."])
 
     await chat("What's a good film tonight?", context=Context(profile_tokens=5))

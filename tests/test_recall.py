@@ -14,8 +14,10 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import memory, models
 from assistant.memory import FusionWeights, freshness, make_store, save_memory, sync, user_index
+from assistant.memory.facts import delete_memory, supersede_memory, update_memory
 from assistant.memory.lexical import BM25Index
 from assistant.memory.ranking import fuse
+from assistant.memory.writer import Writer
 from assistant.models import E5Embeddings
 
 
@@ -358,11 +360,13 @@ async def test_a_fact_out_of_recall_leaves_no_kept_vector(store: BaseStore) -> N
     assert {item.key for item in await store.asearch(vectors)} == {old, kept, raw}
 
     await recalled(store, "anything")  # the index now holds all three
-    new = await memory.supersede_memory(store, USER, old, "Lives in Chengdu")
+    new = await supersede_memory(
+        Writer(store=store, user_id=USER), old, "Lives in Chengdu", action="supersede"
+    )
     await store.adelete(("user_facts", USER), raw)  # behind the memory layer's back
     await store.aput(("memory_index", USER), "user_facts", {"revision": "written-elsewhere"})
     await recalled(store, "anything")  # lists again: raw is gone
-    await memory.delete_memory(store, USER, kept)
+    await delete_memory(Writer(store=store, user_id=USER), kept)
 
     assert {item.key for item in await store.asearch(vectors)} == {new}
 
@@ -411,9 +415,9 @@ async def test_a_fact_superseded_behind_the_index_is_never_returned(store: InMem
 async def test_writes_through_the_memory_layer_are_seen_at_once(store: InMemoryStore) -> None:
     key = await save_memory(store, USER, "Lives in Hangzhou")
     assert await recalled(store, "Hangzhou") == ["Lives in Hangzhou"]
-    await memory.update_memory(store, USER, key, "Lives in Hangzhou near West Lake")
+    await update_memory(Writer(store=store, user_id=USER), key, "Lives in Hangzhou near West Lake")
     assert await recalled(store, "West Lake") == ["Lives in Hangzhou near West Lake"]
-    await memory.delete_memory(store, USER, key)
+    await delete_memory(Writer(store=store, user_id=USER), key)
     assert await recalled(store, "Hangzhou") == []
 
 
@@ -448,7 +452,9 @@ async def backlog(store: InMemoryStore) -> None:
     for number in range(sync.COLD_EMBED_LIMIT + 5):
         await save_memory(store, USER, f"Note {number}: topic {number * 7} details")
     old = await save_memory(store, USER, "Lives in Suzhou", category="location", pinned=True)
-    await memory.supersede_memory(store, USER, old, "Lives in Hangzhou", pinned=True)
+    await supersede_memory(
+        Writer(store=store, user_id=USER), old, "Lives in Hangzhou", action="supersede", pinned=True
+    )
     vectors = ("memory_vectors", "user_facts", USER)
     for item in await store.asearch(vectors, limit=1000):
         await store.adelete(vectors, item.key)

@@ -63,7 +63,7 @@ from assistant.nodes.recall import MAX_QUERY_CHARS, prefetch_query
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 from assistant.scope import server_store
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
-from assistant.store_api import embed_for_caller, is_fact_write, write_through_memory
+from assistant.store_api import embed_for_caller, is_memory_write, write_through_memory
 
 logger = logging.getLogger(__name__)
 
@@ -493,8 +493,8 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Confine the HTTP store API to the caller's own memory namespaces.
 
     What the request will embed is embedded first, here in the request, as the caller's
-    work (`assistant.store_api.embed_for_caller`). A put or delete of a fact is then carried
-    out by the memory layer (`assistant.store_api`), audited ``via="api"``; a fact it
+    work (`assistant.store_api.embed_for_caller`). A put or delete of a fact or an episode is
+    then carried out by the memory layer (`assistant.store_api`), audited ``via="api"``; a fact it
     refuses answers 422.
     """
     check_store_request(value)
@@ -508,7 +508,7 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     store = await server_store()
     with embedding_user(identity):
         await embed_for_caller(store, ctx.action, value)
-        if is_fact_write(ctx.action, value):
+        if is_memory_write(ctx.action, value):
             try:
                 await write_through_memory(store, ctx.action, value, actor=identity)
             except ValueError as error:  # an invalid user id (admin) or a refused fact

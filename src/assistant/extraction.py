@@ -166,9 +166,7 @@ async def _extract(
     )
     threads = {said.thread_id or scope.thread_id for said in batch}
     own = len(threads) == 1 and scope.thread_id in threads
-    return await memory.apply_operations(
-        store,
-        user_id,
+    return await scope.memory.apply(
         operations,
         known,
         min_confidence=context.min_fact_confidence,

@@ -5,16 +5,16 @@ same memory the assistant uses, through the same memory layer, so consolidation,
 and confidence rules and the audit trail hold for them as for the chat:
 
 ======================================  ==================================================
-``search_memories(query, limit)``       hybrid recall (`assistant.memory.recall`), the
-                                        assistant's own ranking
+``search_memories(query, limit)``       hybrid recall (`assistant.memory.UserMemory.recall`),
+                                        the assistant's own ranking
 ``add_memory(text)``                    extraction and consolidation
                                         (`assistant.extraction.extract`): added, updated,
                                         superseded or already known
-``list_memories(category?)``            current facts (`assistant.memory.list_memories`)
-``correct_memory(key, text)``           `assistant.memory.correct_memory`, audited
-``forget_memory(key)``                  `assistant.memory.forget_memory`, audited
-``recent_episodes(limit)``              past conversations (`assistant.memory.list_episodes`)
-resource ``memory://profile``           the profile (`assistant.memory.profile`)
+``list_memories(category?)``            current facts (`assistant.memory.UserMemory.facts`)
+``correct_memory(key, text)``           `assistant.memory.UserMemory.correct`, audited
+``forget_memory(key)``                  `assistant.memory.UserMemory.forget`, audited
+``recent_episodes(limit)``              past conversations (`UserMemory.episodes`)
+resource ``memory://profile``           the profile (`assistant.memory.UserMemory.profile`)
 ======================================  ==================================================
 
 Writes are audited with ``via="mcp"`` and the client's name from its MCP handshake
@@ -26,16 +26,9 @@ the same layers as every route: `assistant.guard.Guard` (origins, ``Host``, a to
 auth is on) and the server's auth (``enable_custom_route_auth``). Each tool call finds its
 user from its own HTTP request (`assistant.scope.server_request_scope`, as the
 ``/memory/*`` routes do), never from the session or an argument, so no tool takes a user
-id. A session (``Mcp-Session-Id``) also belongs to the user who opened it: another
-user's request naming it answers 404, as an unknown session does. The SDK's own
+id. Sessions and the transport: `assistant.mcp_sessions`. The SDK's own
 DNS-rebinding check is off because the guard already applies the project's origin and
 host rules (``ASSISTANT_CORS_ORIGINS``, ``ASSISTANT_ALLOWED_HOSTS``) here as everywhere.
-
-**Transport.** Streamable HTTP with sessions held in the server process, so the client's
-name from ``initialize`` is known at every later call (a stateless server would lose it),
-and JSON responses (the server sends nothing unasked). A session idle for 30 minutes ends;
-the client then opens a new one. Clients of protocol 2026-07-28 send no handshake: their
-name comes with each request.
 
 Checked against ``mcp`` 2.3.0: `MCPServer`, its context-tier ``middleware`` (provisional
 in 2.x) and `StreamableHTTPSessionManager`; ``tests/e2e/test_mcp_e2e.py`` drives it with
@@ -46,9 +39,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -57,28 +47,22 @@ from langgraph.store.base import Item
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import INVALID_REQUEST, ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
 
-from assistant import extraction, memory
+from assistant import extraction
 from assistant.constants import MCP_PATH
 from assistant.extraction import Said
-from assistant.memory import CATEGORIES
+from assistant.memory import CATEGORIES, ConsolidationReport
 from assistant.nodes.recall import MAX_QUERY_CHARS
-from assistant.scope import RunScope, request_user_id, server_request_scope
+from assistant.scope import RunScope, server_request_scope
 
 __all__ = [
     "HEARD_THREAD",
     "PROFILE_URI",
     "VIA",
-    "MemoryMCP",
     "add_memory",
     "build_server",
     "correct_memory",
@@ -106,9 +90,6 @@ MAX_EPISODES = 20
 
 MAX_LISTED = 200
 """Most facts ``list_memories`` shows at once."""
-
-MAX_SESSIONS = 10_000
-"""Open MCP sessions (and their owners) the server keeps; past it a new one answers 503."""
 
 INSTRUCTIONS = """\
 This server holds what the user's personal assistant remembers about the user: durable
@@ -221,9 +202,7 @@ async def search_memories(
     before asking the user something they may already have told one of their agents.
     """
     query = _text(query, example="where does the user live")
-    caller = await _caller()
-    scope = caller.scope
-    found = await memory.recall(scope.store, scope.user_id, query, limit=limit)
+    found = await (await _caller()).scope.memory.recall(query, limit=limit)
     if not found:
         return "No stored fact matches that query."
     return "\n".join(_fact_line(item) for item in found)
@@ -255,11 +234,11 @@ async def add_memory(
     return await _describe(caller.scope, result.report)
 
 
-async def _describe(scope: RunScope, report: memory.ConsolidationReport) -> str:
+async def _describe(scope: RunScope, report: ConsolidationReport) -> str:
     """What a consolidation did, one line per fact, for the model to read."""
 
     async def content(key: str) -> str:
-        item = await memory.get_memory(scope.store, scope.user_id, key)
+        item = await scope.memory.get(key)
         return str(item.value.get("content", "")) if item is not None else "(gone)"
 
     lines = []
@@ -290,8 +269,7 @@ async def list_memories(
     wanted = category.strip().lower() if category is not None and category.strip() else None
     if wanted is not None and wanted not in CATEGORIES:
         raise ToolError(f"Unknown category={category!r}. Use one of: {', '.join(CATEGORIES)}.")
-    scope = caller.scope
-    items = await memory.list_memories(scope.store, scope.user_id)
+    items = await caller.scope.memory.facts()
     if wanted is not None:
         items = [item for item in items if item.value.get("category") == wanted]
     if not items:
@@ -316,16 +294,9 @@ async def correct_memory(
     """
     key, text = _key(key), _text(text, example="Lives in Chengdu")
     caller = await _caller()
-    scope = caller.scope
     try:
-        new_key = await memory.correct_memory(
-            scope.store,
-            scope.user_id,
-            key,
-            text,
-            actor=scope.user_id,
-            via=VIA,
-            client=caller.client,
+        new_key = await caller.scope.memory.correct(
+            key, text, actor=caller.scope.user_id, via=VIA, client=caller.client
         )
     except KeyError as error:
         raise ToolError(_NO_SUCH_KEY.format(key=key)) from error
@@ -343,14 +314,8 @@ async def forget_memory(
     """
     key = _key(key)
     caller = await _caller()
-    scope = caller.scope
-    forgotten = await memory.forget_memory(
-        scope.store,
-        scope.user_id,
-        key,
-        actor=scope.user_id,
-        via=VIA,
-        client=caller.client,
+    forgotten = await caller.scope.memory.forget(
+        key, actor=caller.scope.user_id, via=VIA, client=caller.client
     )
     if forgotten is None:
         raise ToolError(_NO_SUCH_KEY.format(key=key))
@@ -367,9 +332,7 @@ async def recent_episodes(
     Each is a summary of one conversation (what was asked, decided and left open) with
     the days it spans.
     """
-    caller = await _caller()
-    scope = caller.scope
-    episodes = await memory.list_episodes(scope.store, scope.user_id, limit=limit)
+    episodes = await (await _caller()).scope.memory.episodes(limit=limit)
     if not episodes:
         return "No past conversations are summarised yet."
     return "\n\n".join(_episode_text(item) for item in episodes)
@@ -386,8 +349,7 @@ async def read_profile() -> str:
         caller = await _caller()
     except ToolError as error:
         raise ResourceError(str(error)) from error
-    scope = caller.scope
-    pinned = await memory.profile(scope.store, scope.user_id)
+    pinned = await caller.scope.memory.profile()
     if not pinned:
         return "The profile is empty: nothing about the user is pinned yet."
     return "\n".join(f"- {item.value.get('content', '')}" for item in pinned)
@@ -426,77 +388,3 @@ def build_server() -> MCPServer[Any]:
         mime_type="text/plain",
     )(read_profile)
     return server
-
-
-class MemoryMCP:
-    """The ASGI app at ``/memory/mcp`` and the lifespan that runs its sessions.
-
-    `run` must be entered (the webapp's lifespan does) before requests are served.
-    """
-
-    def __init__(self, *, max_sessions: int = MAX_SESSIONS) -> None:
-        """An endpoint that answers 503 until `run` starts it."""
-        self._max_sessions = max_sessions
-        self._manager: StreamableHTTPSessionManager | None = None
-        self._owners: OrderedDict[str, str] = OrderedDict()
-
-    @asynccontextmanager
-    async def run(self) -> AsyncIterator[None]:
-        """Serve sessions for as long as the block runs (a fresh server each time)."""
-        server = build_server()
-        server.streamable_http_app(
-            json_response=True,
-            max_sessions=self._max_sessions,
-            # Guard applies the project's origin and Host rules to this route.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        manager = server.session_manager
-        async with manager.run():
-            self._manager = manager
-            try:
-                yield
-            finally:
-                self._manager = None
-                self._owners.clear()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one HTTP request of the MCP transport, for its own caller only."""
-        manager = self._manager
-        if manager is None:
-            detail = "The MCP endpoint is not running; the server has not started it."
-            await JSONResponse({"detail": detail}, status_code=503)(scope, receive, send)
-            return
-        request = Request(scope)
-        try:
-            user_id = request_user_id(request)
-        except HTTPException as error:
-            response = JSONResponse({"detail": error.detail}, status_code=error.status_code)
-            await response(scope, receive, send)
-            return
-        session = request.headers.get(MCP_SESSION_ID_HEADER)
-        if session is not None and self._owners.get(session) != user_id:
-            # Another user's session, or one that ended: the same answer as the SDK's.
-            unknown = {"code": INVALID_REQUEST, "message": "Session not found"}
-            body = {"jsonrpc": "2.0", "id": None, "error": unknown}
-            await JSONResponse(body, status_code=404)(scope, receive, send)
-            return
-        await manager.handle_request(
-            scope, receive, send if session is not None else self._binding(send, user_id)
-        )
-        if session is not None and request.method == "DELETE":
-            self._owners.pop(session, None)
-
-    def _binding(self, send: Send, user_id: str) -> Send:
-        """``send`` that records the owner of a session the response opens."""
-        header = MCP_SESSION_ID_HEADER.lower().encode("latin-1")
-
-        async def bind(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                for name, value in message.get("headers", []):
-                    if name.lower() == header:
-                        self._owners[value.decode("latin-1")] = user_id
-                        while len(self._owners) > self._max_sessions:
-                            self._owners.popitem(last=False)
-            await send(message)
-
-        return bind

@@ -16,7 +16,9 @@ too, since a correction's entry keeps both wordings.
 has none yet (a thread that never grew long enough to be compressed), by summarising its
 messages with the configured chat model, so "what did we decide last week?" works for
 short conversations too, and before an idle thread is deleted. Threads need an owner
-(``metadata.owner``, stamped by the server's auth) to know whose episode it is.
+(``metadata.owner``, stamped by the server's auth) to know whose episode it is. The episode
+goes through the store API, which hands it to the memory layer (`assistant.store_api`), so
+the servers' recall indexes learn of it as of any other write.
 
 Deployments can also let the platform expire checkpoints: langgraph.json sets
 ``checkpointer.ttl`` (and ``store.ttl`` with refresh-on-read, no default expiry, so facts
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -44,7 +45,6 @@ from assistant.memory import (
     InvalidUserIdError,
     user_episodes_namespace,
 )
-from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import episode_record
 from assistant.prompting import summary_prompt
 from assistant.settings import get_client_settings, get_retention_settings
@@ -110,47 +110,65 @@ async def save_idle_episodes(
     now = now or datetime.now(UTC)
     saved: list[str] = []
     for thread in await _idle(client, now - timedelta(hours=idle_hours)):
-        owner = (thread.get("metadata") or {}).get("owner")
-        values = thread.get("values") or {}
-        messages = convert_to_messages(values.get("messages") or [])
-        if not owner or len(messages) < 2:
+        namespace = _episode_namespace(thread)
+        if namespace is None or not await _needs_episode(client, namespace, thread):
             continue
-        try:
-            namespace = list(user_episodes_namespace(str(owner)))
-        except InvalidUserIdError:
-            continue  # not a user of this assistant (e.g. the maintenance identity)
-        thread_id = str(thread["thread_id"])
-        existing = await client.store.get_item(namespace, thread_id)
-        updated = _parse_time(thread.get("updated_at"))
-        if existing is not None:
-            ended = _parse_time(existing["value"].get("ended_at"))
-            if ended is not None and updated is not None and ended >= updated:
-                continue
-        prompt = summary_prompt(
-            max_tokens=EPISODE_TOKENS,
-            remembered=[],
-            summary=str(values.get("summary") or ""),
-            messages=messages,
-        )
-        response = await models.get_chat_model().ainvoke([HumanMessage(content=prompt)])
-        summary = truncate_text(response.text.strip(), EPISODE_TOKENS)
-        if not summary:
+        episode = await _summarise(thread, now)
+        if episode is None:
             continue
-        episode = episode_record(
-            summary=summary,
-            thread_id=thread_id,
-            started_at=values.get("started_at") or str(thread.get("created_at")),
-            ended_at=updated.isoformat() if updated else now.isoformat(),
-            updated_at=now.isoformat(),
-        )
-        await client.store.put_item(namespace, thread_id, episode)
-        # Tell the servers' recall indexes that the episodes changed behind their back.
-        revision_namespace, revision_key = index_revision_location(tuple(namespace))
-        await client.store.put_item(
-            list(revision_namespace), revision_key, {"revision": uuid.uuid4().hex}, index=False
-        )
-        saved.append(thread_id)
+        await client.store.put_item(namespace, str(thread["thread_id"]), episode)
+        saved.append(str(thread["thread_id"]))
     return saved
+
+
+def _episode_namespace(thread: dict[str, Any]) -> list[str] | None:
+    """Where the episode of ``thread`` goes; None for a thread with too little to summarise.
+
+    That is a thread with no owner of this assistant (e.g. the maintenance identity's) or
+    fewer than two messages.
+    """
+    owner = (thread.get("metadata") or {}).get("owner")
+    if not owner or len((thread.get("values") or {}).get("messages") or []) < 2:
+        return None
+    try:
+        return list(user_episodes_namespace(str(owner)))
+    except InvalidUserIdError:
+        return None
+
+
+async def _needs_episode(
+    client: LangGraphClient, namespace: list[str], thread: dict[str, Any]
+) -> bool:
+    """Whether ``thread`` changed since its episode ended (or has none)."""
+    existing = await client.store.get_item(namespace, str(thread["thread_id"]))
+    if existing is None:
+        return True
+    ended = _parse_time(existing["value"].get("ended_at"))
+    updated = _parse_time(thread.get("updated_at"))
+    return ended is None or updated is None or ended < updated
+
+
+async def _summarise(thread: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    """The episode of ``thread``, summarised by the configured chat model; None if empty."""
+    values = thread.get("values") or {}
+    prompt = summary_prompt(
+        max_tokens=EPISODE_TOKENS,
+        remembered=[],
+        summary=str(values.get("summary") or ""),
+        messages=convert_to_messages(values.get("messages") or []),
+    )
+    response = await models.get_chat_model().ainvoke([HumanMessage(content=prompt)])
+    summary = truncate_text(response.text.strip(), EPISODE_TOKENS)
+    if not summary:
+        return None
+    updated = _parse_time(thread.get("updated_at"))
+    return episode_record(
+        summary=summary,
+        thread_id=str(thread["thread_id"]),
+        started_at=values.get("started_at") or str(thread.get("created_at")),
+        ended_at=updated.isoformat() if updated else now.isoformat(),
+        updated_at=now.isoformat(),
+    )
 
 
 async def _user_namespaces(client: LangGraphClient, label: str) -> list[list[str]]:

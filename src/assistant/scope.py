@@ -34,7 +34,7 @@ from assistant.compat import platform_store
 from assistant.constants import ADMIN_PERMISSION, USER_PERMISSION
 from assistant.context import Context
 from assistant.embedding_queue import embed_as
-from assistant.memory import InvalidUserIdError, validate_user_id
+from assistant.memory import InvalidUserIdError, UserMemory, validate_user_id
 
 __all__ = [
     "AUTH_USER_KEY",
@@ -71,6 +71,11 @@ class RunScope:
     """The server's store."""
     context: Context
     """The run's settings (the defaults for a memory route)."""
+
+    @property
+    def memory(self) -> UserMemory:
+        """The user's memory in the store: every read and write of it goes through this."""
+        return UserMemory(self.store, self.user_id)
 
 
 def resolve_user_id(configurable: Mapping[str, Any], context: Context | None) -> str:

@@ -15,7 +15,6 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import Item
 
-from assistant import memory
 from assistant.context import Context
 from assistant.scope import tool_scope
 
@@ -32,12 +31,11 @@ async def search_memory(query: str, runtime: ToolRuntime[Context, Any]) -> str:
     Use it to answer "what do you remember about me?" (an empty query lists
     everything) and to find the id of a fact before forgetting or correcting it.
     """
-    scope = tool_scope(runtime)
-    user_id, store = scope.user_id, scope.store
+    memory = tool_scope(runtime).memory
     items: list[Item] = (
-        list(await memory.recall(store, user_id, query, limit=SEARCH_LIMIT))
+        list(await memory.recall(query, limit=SEARCH_LIMIT))
         if query.strip()
-        else (await memory.list_memories(store, user_id))[:SEARCH_LIMIT]
+        else (await memory.facts())[:SEARCH_LIMIT]
     )
     if not items:
         return "No facts are stored about this user."
@@ -51,9 +49,8 @@ async def forget_memory(fact_id: str, runtime: ToolRuntime[Context, Any]) -> str
     Only use it when the user asks you to forget or delete something.
     """
     scope = tool_scope(runtime)
-    user_id, thread_id, store = scope.user_id, scope.thread_id, scope.store
-    forgotten = await memory.forget_memory(
-        store, user_id, fact_id.strip(), actor=user_id, via="chat", thread_id=thread_id
+    forgotten = await scope.memory.forget(
+        fact_id.strip(), actor=scope.user_id, via="chat", thread_id=scope.thread_id
     )
     if forgotten is None:
         return f"No fact has the id {fact_id!r}. Call search_memory to find the right id."
@@ -68,16 +65,9 @@ async def correct_memory(fact_id: str, corrected: str, runtime: ToolRuntime[Cont
     user's language. The old version is kept as history.
     """
     scope = tool_scope(runtime)
-    user_id, thread_id, store = scope.user_id, scope.thread_id, scope.store
     try:
-        await memory.correct_memory(
-            store,
-            user_id,
-            fact_id.strip(),
-            corrected,
-            actor=user_id,
-            via="chat",
-            thread_id=thread_id,
+        await scope.memory.correct(
+            fact_id.strip(), corrected, actor=scope.user_id, via="chat", thread_id=scope.thread_id
         )
     except KeyError:
         return f"No fact has the id {fact_id!r}. Call search_memory to find the right id."

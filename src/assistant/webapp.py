@@ -42,11 +42,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from assistant import memory
 from assistant.constants import CONSOLE_PATH, MCP_PATH
 from assistant.disconnect import CancelOnDisconnect
 from assistant.guard import Guard
-from assistant.mcp_server import MemoryMCP
+from assistant.mcp_sessions import MemoryMCP
+from assistant.memory import API_VIA
 from assistant.nodes.recall import MAX_QUERY_CHARS
 from assistant.scope import RunScope, server_request_scope
 
@@ -76,18 +76,17 @@ async def me(request: Request) -> JSONResponse:
 async def list_facts(request: Request) -> JSONResponse:
     """The caller's facts, searched by ``query`` or all, optionally with superseded ones."""
     scope = await _scope(request)
-    user_id, store = scope.user_id, scope.store
     query = request.query_params.get("query", "").strip()
     if len(query) > MAX_QUERY_CHARS:
         raise HTTPException(
             422, f"A search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
         )
     if query:
-        items: list[Item] = list(await memory.recall(store, user_id, query, limit=20))
+        items: list[Item] = list(await scope.memory.recall(query, limit=20))
     else:
         superseded = request.query_params.get("include_superseded", "").lower() == "true"
-        items = await memory.list_memories(store, user_id, include_superseded=superseded)
-    return JSONResponse({"user_id": user_id, "facts": [_fact(item) for item in items]})
+        items = await scope.memory.facts(include_superseded=superseded)
+    return JSONResponse({"user_id": scope.user_id, "facts": [_fact(item) for item in items]})
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -115,18 +114,15 @@ def _client(request: Request) -> str | None:
 async def correct_fact(request: Request) -> JSONResponse:
     """Replace a fact with the caller's corrected wording; the old one becomes history."""
     scope = await _scope(request)
-    user_id = scope.user_id
     content = (await _body(request)).get("content")
     if not isinstance(content, str) or not content.strip():
         raise HTTPException(400, "Send the corrected fact as {'content': '...'}.")
     try:
-        key = await memory.correct_memory(
-            scope.store,
-            user_id,
+        key = await scope.memory.correct(
             request.path_params["key"],
             content,
-            actor=user_id,
-            via=memory.API_VIA,
+            actor=scope.user_id,
+            via=API_VIA,
             client=_client(request),
         )
     except KeyError as error:
@@ -137,19 +133,13 @@ async def correct_fact(request: Request) -> JSONResponse:
 
 
 async def forget_fact(request: Request) -> Response:
-    """Forget a fact (`assistant.memory.forget_memory`), recording who asked in the audit trail.
+    """Forget a fact (`assistant.memory.UserMemory.forget`), recording who asked in the audit trail.
 
     Answers the audit entry, which holds no words of the fact, and what was erased.
     """
     scope = await _scope(request)
-    user_id = scope.user_id
-    forgotten = await memory.forget_memory(
-        scope.store,
-        user_id,
-        request.path_params["key"],
-        actor=user_id,
-        via=memory.API_VIA,
-        client=_client(request),
+    forgotten = await scope.memory.forget(
+        request.path_params["key"], actor=scope.user_id, via=API_VIA, client=_client(request)
     )
     if forgotten is None:
         raise HTTPException(404, "No such fact.")
@@ -159,14 +149,14 @@ async def forget_fact(request: Request) -> Response:
 async def list_episodes(request: Request) -> JSONResponse:
     """The caller's past conversations."""
     scope = await _scope(request)
-    episodes = await memory.list_episodes(scope.store, scope.user_id)
+    episodes = await scope.memory.episodes()
     return JSONResponse({"episodes": [item.value for item in episodes]})
 
 
 async def list_audit(request: Request) -> JSONResponse:
     """The caller's audit trail, newest first."""
     scope = await _scope(request)
-    return JSONResponse({"audit": await memory.list_audit(scope.store, scope.user_id)})
+    return JSONResponse({"audit": await scope.memory.audit()})
 
 
 async def list_heard(request: Request) -> JSONResponse:
@@ -177,7 +167,7 @@ async def list_heard(request: Request) -> JSONResponse:
         raise HTTPException(
             400, f"limit must be a whole number from 1 to {HEARD_LIMIT}, got {raw!r}."
         )
-    turns = await memory.list_heard(scope.store, scope.user_id, limit=int(raw))
+    turns = await scope.memory.heard(limit=int(raw))
     return JSONResponse({"heard": turns})
 
 
@@ -187,7 +177,8 @@ async def console(request: Request) -> HTMLResponse:
 
 
 memory_mcp = MemoryMCP()
-"""``/memory/mcp``: the user's memory for their other agents (`assistant.mcp_server`)."""
+"""``/memory/mcp``: the user's memory for their other agents (`assistant.mcp_server`,
+`assistant.mcp_sessions`)."""
 
 
 @asynccontextmanager

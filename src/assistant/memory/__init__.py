@@ -1,7 +1,10 @@
 """The store layer: namespaces, the life of a fact, hybrid recall, the profile and episodes.
 
-Nodes, tests and benchmarks all go through this package, so there is one place that
-decides where a user's memories live and what a stored memory looks like.
+Nodes, tools, routes, tests and benchmarks all go through this package, so there is one
+place that decides where a user's memories live and what a stored memory looks like. One
+user's memory is a `UserMemory`: every change to it goes through one write path that keeps
+the recall index, the audit trail and the turn record with it. Four thin functions serve
+code that needs no more: `make_store`, `open_store`, `save_memory` and `recall`.
 
 >>> user_facts_namespace("alice")
 ('user_facts', 'alice')
@@ -9,27 +12,15 @@ decides where a user's memories live and what a stored memory looks like.
 
 from __future__ import annotations
 
-from assistant.memory.audit import API_VIA, list_audit, record_audit
+from assistant.memory.audit import API_VIA, list_audit
 from assistant.memory.consolidate import (
     CATEGORIES,
     ConsolidationReport,
     MemoryOperation,
     MemoryOperations,
-    apply_operations,
 )
-from assistant.memory.episodes import list_episodes, recall_episodes, save_episode
-from assistant.memory.facts import (
-    MAX_FACT_CHARS,
-    confirm_memory,
-    delete_memory,
-    get_memory,
-    list_memories,
-    normalize_fact,
-    save_memory,
-    save_memory_once,
-    supersede_memory,
-    update_memory,
-)
+from assistant.memory.episodes import list_episodes, recall_episodes
+from assistant.memory.facts import MAX_FACT_CHARS, get_memory, list_memories, normalize_fact
 from assistant.memory.heard import OUTCOMES, list_heard, record_heard
 from assistant.memory.held import held_messages, hold_message, release_held
 from assistant.memory.index import WEIGHTS, FusionWeights
@@ -52,9 +43,9 @@ from assistant.memory.namespaces import (
 )
 from assistant.memory.records import FORGOTTEN
 from assistant.memory.search import find_duplicate, profile, recall, warm_user_index
-from assistant.memory.turns import record_turn, settle_turn
-from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
-from assistant.storage import StorageError, make_store, open_store
+from assistant.memory.stores import make_store, open_store
+from assistant.memory.user_actions import Forgotten
+from assistant.memory.user_memory import UserMemory, save_memory
 
 __all__ = [
     "API_VIA",
@@ -75,14 +66,8 @@ __all__ = [
     "MemoryOperation",
     "MemoryOperations",
     "OUTCOMES",
-    "StorageError",
-    "apply_operations",
-    "confirm_memory",
-    "delete_memory",
-    "correct_memory",
-    "edit_memory",
+    "UserMemory",
     "find_duplicate",
-    "forget_memory",
     "get_memory",
     "held_messages",
     "hold_message",
@@ -98,15 +83,8 @@ __all__ = [
     "recall",
     "record_heard",
     "release_held",
-    "record_turn",
-    "settle_turn",
     "recall_episodes",
-    "record_audit",
-    "save_episode",
     "save_memory",
-    "save_memory_once",
-    "supersede_memory",
-    "update_memory",
     "user_audit_namespace",
     "user_episodes_namespace",
     "user_facts_namespace",

@@ -22,7 +22,6 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, Field
 
-from assistant.memory.audit import client_detail, record_audit
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -33,7 +32,7 @@ from assistant.memory.facts import (
     update_memory,
 )
 from assistant.memory.records import is_current
-from assistant.memory.turns import record_turn
+from assistant.memory.writer import Writer
 
 __all__ = [
     "CATEGORIES",
@@ -227,112 +226,73 @@ def _action(
 
 
 @dataclass
-class _Writer:
-    """Carries out planned steps for one turn, and keeps what the turn changed."""
+class _Steps:
+    """Carries out planned steps for one turn through its writer, and reports what changed."""
 
-    store: BaseStore
-    user_id: str
-    thread_id: str | None
-    message_id: str | None
-    via: str
-    client: str | None
+    writer: Writer
     said: dict[str, Any]
     """Where and when the facts were said, put on every fact written."""
     report: ConsolidationReport = field(default_factory=ConsolidationReport)
-    before: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    """Each changed fact's value before the turn (None: new), to undo a rolled-back turn."""
 
     async def write(self, step: Step) -> None:
         if step.action == "add":
-            await self._add(step)
+            self.report.added.append(await self._save(step))
             return
         assert step.target is not None
-        fresh = await get_memory(self.store, self.user_id, step.target.key)
+        writer = self.writer
+        fresh = await get_memory(writer.store, writer.user_id, step.target.key)
         if fresh is None or not is_current(fresh.value):
             return  # changed meanwhile (e.g. corrected or forgotten by a tool)
-        self.before[fresh.key] = dict(fresh.value)
         if step.action == "update":
             await self._update(step, fresh)
         elif step.action == "supersede":
             await self._supersede(step, fresh)
         else:
-            await confirm_memory(self.store, self.user_id, fresh.key, pinned=step.profile)
+            await confirm_memory(writer, fresh.key, pinned=step.profile)
             self.report.confirmed.append(fresh.key)
 
-    async def _add(self, step: Step) -> None:
-        key = await save_memory_once(
-            self.store,
-            self.user_id,
+    def _fields(self, step: Step) -> dict[str, Any]:
+        """What a fact written by ``step`` holds besides its words."""
+        return {"category": step.category, "confidence": step.confidence, **self.said}
+
+    async def _save(self, step: Step) -> str:
+        return await save_memory_once(
+            self.writer,
             step.content,
-            category=step.category,
-            confidence=step.confidence,
+            **self._fields(step),
             pinned=step.pinned,
-            thread_id=self.thread_id,
-            message_id=self.message_id,
-            **self.said,
+            thread_id=self.writer.thread_id,
+            message_id=self.writer.message_id,
         )
-        self.report.added.append(key)
-        self.before[key] = None
 
     async def _update(self, step: Step, target: Item) -> None:
         # rewording a profile fact keeps it in the profile, unless the model said otherwise
         pinned = True if step.profile is None and target.value.get("pinned") else step.pinned
         previous = float(target.value.get("confidence", 0.0) or 0.0)
-        await update_memory(
-            self.store,
-            self.user_id,
-            target.key,
-            step.content,
-            thread_id=self.thread_id,
-            category=step.category,
-            confidence=max(step.confidence, previous),
-            pinned=pinned,
-            **self.said,
-        )
+        fields = {**self._fields(step), "confidence": max(step.confidence, previous)}
+        await update_memory(self.writer, target.key, step.content, **fields, pinned=pinned)
         self.report.updated.append(target.key)
 
     async def _supersede(self, step: Step, target: Item) -> None:
         new_key = await supersede_memory(
-            self.store,
-            self.user_id,
+            self.writer,
             target.key,
             step.content,
-            thread_id=self.thread_id,
-            category=step.category,
-            confidence=step.confidence,
-            pinned=step.pinned or bool(target.value.get("pinned")),
-            message_id=self.message_id,
-            **self.said,
-        )
-        await record_audit(
-            self.store,
-            self.user_id,
             action="supersede",
-            fact_key=target.key,
-            content=str(target.value.get("content", "")),
-            actor=self.user_id,
-            via=self.via,
-            thread_id=self.thread_id,
-            new_content=step.content,
-            new_fact_key=new_key,
-            **client_detail(self.client),
+            **self._fields(step),
+            pinned=step.pinned or bool(target.value.get("pinned")),
+            message_id=self.writer.message_id,
         )
         self.report.superseded.append(target.key)
         self.report.added.append(new_key)
-        self.before[new_key] = None
 
 
 async def apply_operations(
-    store: BaseStore,
-    user_id: str,
+    writer: Writer,
     operations: Sequence[MemoryOperation],
     known: Sequence[Item],
     *,
     min_confidence: float,
-    thread_id: str | None = None,
-    message_id: str | None = None,
-    via: str = "chat",
-    client: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> ConsolidationReport:
     """Carry out the model's ``operations`` against the ``known`` facts it was shown.
@@ -340,17 +300,13 @@ async def apply_operations(
     ``target`` numbers refer to ``known`` (1-based); `plan` decides what is written, so a
     confused model cannot damage stored facts, and each write then checks that its target
     is still current. ``metadata`` goes on every fact written (where and when it was said:
-    ``said_at``, ``context``, ``turn``; see `assistant.extraction.provenance`). ``via`` and
-    ``client`` say in the audit trail where a superseding message came from
-    (`assistant.memory.audit`). With ``thread_id`` and ``message_id``, what the turn changed
-    is recorded, so that a rolled-back turn can be undone (`assistant.memory.turns`).
+    ``said_at``, ``context``, ``turn``; see `assistant.extraction.provenance`). The
+    ``writer`` (`assistant.memory.writer`) says in the audit trail where a superseding
+    message came from, and keeps what the turn changed, so that a rolled-back turn can be
+    undone (`assistant.memory.turns`).
     """
-    await _embed_together(store, operations, min_confidence)
-    writer = _Writer(store, user_id, thread_id, message_id, via, client, dict(metadata or {}))
+    await _embed_together(writer.store, operations, min_confidence)
+    steps = _Steps(writer, dict(metadata or {}))
     for step in plan(operations, known, min_confidence=min_confidence):
-        await writer.write(step)
-    if writer.before and thread_id and message_id:
-        await record_turn(
-            store, user_id, thread_id=thread_id, message_id=message_id, before=writer.before
-        )
-    return writer.report
+        await steps.write(step)
+    return steps.report

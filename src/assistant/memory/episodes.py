@@ -23,28 +23,24 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
-from assistant.memory.facts import now_iso, redact_text
-from assistant.memory.index import hybrid_search, record_write
+from assistant.memory.facts import now_iso
+from assistant.memory.index import hybrid_search
 from assistant.memory.namespaces import user_episodes_namespace
 from assistant.memory.records import episode_record
+from assistant.memory.wording import redact_text
+from assistant.memory.writer import Writer
 
 __all__ = ["list_episodes", "recall_episodes", "redact_episodes", "save_episode"]
 
 
 async def save_episode(
-    store: BaseStore,
-    user_id: str,
-    *,
-    thread_id: str,
-    summary: str,
-    started_at: str | None = None,
+    writer: Writer, *, thread_id: str, summary: str, started_at: str | None = None
 ) -> dict[str, Any]:
     """Save or refresh the episode of ``thread_id`` with its latest ``summary``.
 
     ``started_at`` is kept from the first save unless given; ``ended_at`` is now.
     """
-    namespace = user_episodes_namespace(user_id)
-    existing = await store.aget(namespace, thread_id)
+    existing = await writer.store.aget(user_episodes_namespace(writer.user_id), thread_id)
     now = now_iso()
     value = episode_record(
         summary=summary,
@@ -53,8 +49,7 @@ async def save_episode(
         ended_at=now,
         updated_at=now,
     )
-    await store.aput(namespace, thread_id, value)
-    await record_write(store, namespace, thread_id, value)
+    await writer.put_episode(thread_id, value)
     return value
 
 
@@ -96,21 +91,18 @@ async def list_episodes(
     return found[:limit]
 
 
-async def redact_episodes(store: BaseStore, user_id: str, texts: Collection[str]) -> int:
+async def redact_episodes(writer: Writer, texts: Collection[str]) -> int:
     """Replace word-for-word quotes of ``texts`` in the user's episodes; return how many changed.
 
     Each changed episode is written back with the rest of its record as it was, so recall
     re-embeds it.
     """
-    namespace = user_episodes_namespace(user_id)
     changed = 0
-    for item in await store.asearch(namespace, limit=LIST_LIMIT):
+    for item in await list_episodes(writer.store, writer.user_id):
         summary = str(item.value.get("content", ""))
         redacted = redact_text(summary, texts)
         if redacted == summary:
             continue
-        value = {**item.value, "content": redacted}
-        await store.aput(namespace, item.key, value)
-        await record_write(store, namespace, item.key, value)
+        await writer.put_episode(item.key, {**item.value, "content": redacted})
         changed += 1
     return changed

@@ -24,8 +24,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso, quotes_fact
+from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_heard_namespace
+from assistant.memory.wording import quotes_fact
 
 __all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
 

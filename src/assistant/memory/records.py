@@ -12,7 +12,7 @@ __all__ = ["FORGOTTEN", "episode_record", "is_current"]
 
 FORGOTTEN = "[forgotten]"
 """What stands where the words of a forgotten fact were: in the audit trail, in what memory
-heard, and in an episode summary that quoted it (see `assistant.memory.forget_memory`)."""
+heard, and in an episode summary that quoted it (see `assistant.memory.UserMemory.forget`)."""
 
 
 def is_current(value: dict[str, Any]) -> bool:
@@ -25,7 +25,7 @@ def episode_record(
 ) -> dict[str, Any]:
     """The stored value of a thread's episode: its summary and the time span it covers.
 
-    Written by `compress` (through :func:`assistant.memory.save_episode`) and by the
+    Written by `compress` (through `assistant.memory.UserMemory.save_episode`) and by the
     retention job for idle threads; ``content`` is what recall embeds and searches.
     """
     return {

@@ -7,7 +7,8 @@ checkpoints, the user's message included. The fact must go with it.
 
 So every turn that changes memory leaves one record per thread, in
 ``("memory_turns", user_id)`` keyed by the thread id: the message it came from and, for
-each fact it touched, the fact's value before the turn (``None`` for a new fact). The next
+each fact it touched, the fact's value before the turn (``None`` for a new fact), written
+by the turn's `assistant.memory.writer.Writer` when the turn is done. The next
 turn on that thread settles the record before anything else (`settle_turn`):
 
 * the message is still in the thread: the turn stands, and the record is dropped;
@@ -22,75 +23,51 @@ undoing a turn can never put it back.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.audit import record_audit
-from assistant.memory.facts import delete_memory, get_memory, now_iso, restore_memory
+from assistant.memory.facts import delete_memory, get_memory
 from assistant.memory.namespaces import user_turns_namespace
+from assistant.memory.writer import Writer
 
 TURNS_LISTED = 1000
 """At most this many threads' unsettled turns are read at once (one per thread)."""
 
-__all__ = ["forget_turns", "record_turn", "settle_turn"]
+__all__ = ["forget_turns", "settle_turn"]
 
 
-async def record_turn(
-    store: BaseStore,
-    user_id: str,
-    *,
-    thread_id: str,
-    message_id: str,
-    before: Mapping[str, dict[str, Any] | None],
-) -> None:
-    """Remember what the turn from ``message_id`` changed: each fact's value before it."""
-    await store.aput(
-        user_turns_namespace(user_id),
-        thread_id,
-        {"message_id": message_id, "before": dict(before), "at": now_iso()},
-        index=False,
-    )
-
-
-async def settle_turn(
-    store: BaseStore, user_id: str, thread_id: str, message_ids: Collection[str]
-) -> list[str]:
+async def settle_turn(writer: Writer, message_ids: Collection[str]) -> list[str]:
     """Settle the thread's last memory change against its messages; return the undone keys.
 
+    ``writer`` is the thread's (its ``thread_id``, acting for the user via the chat);
     ``message_ids`` are the ids of the thread's messages as the new run found them.
     """
-    namespace = user_turns_namespace(user_id)
-    record = await store.aget(namespace, thread_id)
+    assert writer.thread_id, "only a thread's turns are settled"
+    namespace = user_turns_namespace(writer.user_id)
+    record = await writer.store.aget(namespace, writer.thread_id)
     if record is None:
         return []
     if record.value.get("message_id") in message_ids:
-        await store.adelete(namespace, thread_id)
+        await writer.store.adelete(namespace, writer.thread_id)
         return []
     undone: list[str] = []
     for key, value in (record.value.get("before") or {}).items():
-        current = await get_memory(store, user_id, key)
+        current = await get_memory(writer.store, writer.user_id, key)
         if value is None:
-            if current is not None:
-                await delete_memory(store, user_id, key)
+            await delete_memory(writer, key)
         else:
-            await restore_memory(store, user_id, key, value)
+            await writer.put_fact(key, dict(value), before=current.value if current else None)
         content = (current.value if current else value or {}).get("content", "")
-        await record_audit(
-            store,
-            user_id,
-            action="rollback",
+        await writer.audit(
+            "rollback",
             fact_key=key,
             content=str(content),
-            actor=user_id,
-            via="chat",
-            thread_id=thread_id,
             message_id=record.value.get("message_id"),
             restored=value is not None,
         )
         undone.append(key)
-    await store.adelete(namespace, thread_id)
+    await writer.store.adelete(namespace, writer.thread_id)
     return undone
 
 

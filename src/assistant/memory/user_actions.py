@@ -17,16 +17,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import Item
 
-from assistant.memory.audit import client_detail, record_audit, redact_audit
+from assistant.memory.audit import redact_audit
+from assistant.memory.client_facts import put_memory
 from assistant.memory.episodes import redact_episodes
 from assistant.memory.facts import (
     delete_memory,
     fact_versions,
     get_memory,
     normalize_fact,
-    put_memory,
     redact_contexts,
     supersede_memory,
 )
@@ -34,6 +34,7 @@ from assistant.memory.heard import forget_heard
 from assistant.memory.held import forget_held
 from assistant.memory.records import FORGOTTEN
 from assistant.memory.turns import forget_turns
+from assistant.memory.writer import Writer
 
 __all__ = ["Forgotten", "correct_memory", "edit_memory", "forget_memory"]
 
@@ -52,29 +53,39 @@ class Forgotten:
     ``heard`` excerpts, ``held`` messages, unsettled ``turns``, ``episodes``."""
 
 
-async def forget_memory(
-    store: BaseStore,
-    user_id: str,
-    key: str,
-    *,
-    actor: str,
-    via: str,
-    thread_id: str | None = None,
-    client: str | None = None,
-) -> Forgotten | None:
+async def forget_memory(writer: Writer, key: str) -> Forgotten | None:
     """Delete one fact because the user asked, with its words everywhere the memory keeps them.
 
     The fact's earlier versions (the facts it superseded) go with it; later versions, if
-    it was itself superseded, stay. ``client`` names the program that asked, as it said
-    (an MCP client's name, the ``x-assistant-client`` header), when known. Returns None when
-    the fact does not exist.
+    it was itself superseded, stay. ``writer`` says who asked, via what and from which
+    client (an MCP client's name, the ``x-assistant-client`` header), when known. Returns
+    None when the fact does not exist.
     """
+    store, user_id = writer.store, writer.user_id
     item = await get_memory(store, user_id, key)
     if item is None:
         return None
     versions = await fact_versions(store, user_id, key) or [item]
     keys = [version.key for version in versions]
-    texts = sorted(
+    texts = _wordings(versions)
+    for version in keys:
+        await delete_memory(writer, version)
+    erased = {
+        "versions": len(keys),
+        "contexts": await redact_contexts(writer, texts),
+        "audit": await redact_audit(store, user_id, keys=keys, texts=texts),
+        "heard": await forget_heard(store, user_id, keys, texts),
+        "held": await forget_held(store, user_id, texts),
+        "turns": await forget_turns(store, user_id, keys),
+        "episodes": await redact_episodes(writer, texts),
+    }
+    entry = await writer.audit("forget", fact_key=key, content=FORGOTTEN, forgotten=True)
+    return Forgotten(entry=entry, content=str(item.value.get("content", "")), erased=erased)
+
+
+def _wordings(versions: list[Item]) -> list[str]:
+    """Every wording of the given versions of a fact: their contents and their histories."""
+    return sorted(
         {
             text
             for version in versions
@@ -85,109 +96,47 @@ async def forget_memory(
             if isinstance(text, str) and text.strip() and text != FORGOTTEN
         }
     )
-    for version in keys:
-        await delete_memory(store, user_id, version)
-    erased = {
-        "versions": len(keys),
-        "contexts": await redact_contexts(store, user_id, texts),
-        "audit": await redact_audit(store, user_id, keys=keys, texts=texts),
-        "heard": await forget_heard(store, user_id, keys, texts),
-        "held": await forget_held(store, user_id, texts),
-        "turns": await forget_turns(store, user_id, keys),
-        "episodes": await redact_episodes(store, user_id, texts),
-    }
-    entry = await record_audit(
-        store,
-        user_id,
-        action="forget",
-        fact_key=key,
-        content=FORGOTTEN,
-        actor=actor,
-        via=via,
-        thread_id=thread_id,
-        forgotten=True,
-        **client_detail(client),
-    )
-    return Forgotten(entry=entry, content=str(item.value.get("content", "")), erased=erased)
 
 
-async def edit_memory(
-    store: BaseStore,
-    user_id: str,
-    key: str,
-    sent: Mapping[str, Any],
-    *,
-    actor: str,
-    via: str,
-    client: str | None = None,
-) -> dict[str, Any]:
+async def edit_memory(writer: Writer, key: str, sent: Mapping[str, Any]) -> dict[str, Any]:
     """Write a fact a client put through the store API, as the memory layer writes one.
 
-    See `assistant.memory.facts.plan_put` for what a client may set. A new wording of a
-    stored fact keeps the old one in its history and is audited as a correction. Returns
-    the value stored. Raises :class:`ValueError` for a value the memory layer refuses.
+    See `assistant.memory.client_facts.plan_put` for what a client may set. A new wording
+    of a stored fact keeps the old one in its history and is audited as a correction.
+    Returns the value stored. Raises :class:`ValueError` for a value the memory layer
+    refuses.
     """
-    before, after = await put_memory(store, user_id, key, sent)
+    before, after = await put_memory(writer, key, sent)
     if before is not None and before.get("content") != after["content"]:
-        await record_audit(
-            store,
-            user_id,
-            action="correct",
+        await writer.audit(
+            "correct",
             fact_key=key,
             content=str(before.get("content", "")),
-            actor=actor,
-            via=via,
             new_content=after["content"],
-            **client_detail(client),
         )
     return after
 
 
-async def correct_memory(
-    store: BaseStore,
-    user_id: str,
-    key: str,
-    content: str,
-    *,
-    actor: str,
-    via: str,
-    thread_id: str | None = None,
-    client: str | None = None,
-) -> str:
+async def correct_memory(writer: Writer, key: str, content: str) -> str:
     """Replace a fact the user corrected; the old one is kept as superseded history.
 
     Returns the key of the corrected fact. Correcting a fact that was already
     superseded corrects its current successor instead, so two concurrent corrections
     never leave two current versions.
     """
-    item = await get_memory(store, user_id, key)
+    item = await get_memory(writer.store, writer.user_id, key)
     while item is not None and item.value.get("status") == "superseded":
         successor = item.value.get("superseded_by")
-        item = await get_memory(store, user_id, successor) if successor else None
+        item = await get_memory(writer.store, writer.user_id, successor) if successor else None
     if item is None:
-        raise KeyError(f"No fact with key={key!r} for user_id={user_id!r}.")
+        raise KeyError(f"No fact with key={key!r} for user_id={writer.user_id!r}.")
     if normalize_fact(content) == normalize_fact(str(item.value.get("content", ""))):
         return item.key
-    new_key = await supersede_memory(
-        store,
-        user_id,
+    return await supersede_memory(
+        writer,
         item.key,
         content,
-        thread_id=thread_id,
+        action="correct",
         pinned=bool(item.value.get("pinned")),
         confidence=1.0,
     )
-    await record_audit(
-        store,
-        user_id,
-        action="correct",
-        fact_key=item.key,
-        content=str(item.value.get("content", "")),
-        actor=actor,
-        via=via,
-        thread_id=thread_id,
-        new_content=content,
-        new_fact_key=new_key,
-        **client_detail(client),
-    )
-    return new_key

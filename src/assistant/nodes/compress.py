@@ -10,7 +10,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from assistant import memory, models
+from assistant import models
 from assistant.context import Context
 from assistant.history import MAX_TOKENS_PER_FOLDED_MESSAGE, keep_recent_start, truncate_text
 from assistant.prompting import summary_prompt
@@ -72,9 +72,7 @@ async def _save_episode(state: State, runtime: Runtime[Context], summary: str) -
     if not thread_id:
         return
     try:
-        await memory.save_episode(
-            scope.store,
-            scope.user_id,
+        await scope.memory.save_episode(
             thread_id=thread_id,
             summary=summary,
             started_at=state.get("started_at"),

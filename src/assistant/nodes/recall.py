@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,52 +46,75 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     batch (`assistant.extraction`). It also resets fields a broken checkpoint holds.
     """
     scope = node_scope(runtime)
-    context, user_id, store, thread_id = scope.context, scope.user_id, scope.store, scope.thread_id
     latest = _latest_user_message(state)
     query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
-    profile: list[RecalledFact] = []
-    facts: list[RecalledFact] = []
-    episodes: list[RecalledEpisode] = []
+    recalled = Recalled()
     try:
-        if thread_id:
-            message_ids = {message.id for message in state.get("messages", []) if message.id}
-            undone = await memory.settle_turn(store, user_id, thread_id, message_ids)
-            if undone:
-                logger.info("Undid %d memory changes of a rolled-back turn", len(undone))
+        if scope.thread_id:
+            await _settle(scope, state)
             await _release_other_threads(scope)
-        profile = fit_profile(await memory.profile(store, user_id), context.profile_tokens)
-        shown = {fact["id"] for fact in profile}
-        found = await memory.recall(store, user_id, query, limit=context.recall_limit + len(shown))
-        facts = [_fact(item) for item in found if item.key not in shown][: context.recall_limit]
-        if context.episode_limit and query:
-            past = await memory.recall_episodes(
-                store, user_id, query, limit=context.episode_limit, exclude_thread_id=thread_id
-            )
-            episodes = fit_episodes(past, context.episode_tokens)
+        recalled = await _gather(scope, query)
     except memory.InvalidUserIdError:
         raise
     except Exception:
         logger.exception("Recall failed; answering this turn without long-term memory")
-    memory_tokens = sum(count_text_tokens(fact["content"]) for fact in [*profile, *facts])
-    memory_tokens += sum(count_text_tokens(episode["content"]) for episode in episodes)
-    metrics = TurnMetrics(
-        message_id=(latest.id or "") if latest else "",
-        profile_fact_ids=[fact["id"] for fact in profile],
-        recalled_fact_ids=[fact["id"] for fact in facts],
-        episode_thread_ids=[episode["thread_id"] for episode in episodes],
-        memory_tokens=memory_tokens,
-        compressed=False,
-    )
     update: State = {
         **repair(dict(state)),
-        "profile": profile,
-        "recalled": facts,
-        "episodes": episodes,
-        "metrics": metrics,
+        "profile": recalled.profile,
+        "recalled": recalled.facts,
+        "episodes": recalled.episodes,
+        "metrics": recalled.metrics((latest.id or "") if latest else ""),
     }
     if not update.get("started_at", state.get("started_at")):
         update["started_at"] = datetime.now(UTC).isoformat()
     return update
+
+
+@dataclass
+class Recalled:
+    """What `recall` found for the turn: the profile, relevant facts and past episodes."""
+
+    profile: list[RecalledFact] = field(default_factory=list)
+    facts: list[RecalledFact] = field(default_factory=list)
+    episodes: list[RecalledEpisode] = field(default_factory=list)
+
+    def metrics(self, message_id: str) -> TurnMetrics:
+        """The turn's metrics: which memories the prompt holds, and what they cost in tokens."""
+        facts = [*self.profile, *self.facts]
+        tokens = sum(count_text_tokens(fact["content"]) for fact in facts)
+        tokens += sum(count_text_tokens(episode["content"]) for episode in self.episodes)
+        return TurnMetrics(
+            message_id=message_id,
+            profile_fact_ids=[fact["id"] for fact in self.profile],
+            recalled_fact_ids=[fact["id"] for fact in self.facts],
+            episode_thread_ids=[episode["thread_id"] for episode in self.episodes],
+            memory_tokens=tokens,
+            compressed=False,
+        )
+
+
+async def _settle(scope: RunScope, state: State) -> None:
+    """Undo the thread's last memory change if its message is gone (a rolled-back run)."""
+    assert scope.thread_id
+    message_ids = {message.id for message in state.get("messages", []) if message.id}
+    undone = await scope.memory.settle(scope.thread_id, message_ids)
+    if undone:
+        logger.info("Undid %d memory changes of a rolled-back turn", len(undone))
+
+
+async def _gather(scope: RunScope, query: str) -> Recalled:
+    """The profile that fits, the facts relevant to ``query``, and past episodes that fit."""
+    context, memory = scope.context, scope.memory
+    profile = fit_profile(await memory.profile(), context.profile_tokens)
+    shown = {fact["id"] for fact in profile}
+    found = await memory.recall(query, limit=context.recall_limit + len(shown))
+    facts = [_fact(item) for item in found if item.key not in shown][: context.recall_limit]
+    if not (context.episode_limit and query):
+        return Recalled(profile, facts)
+    past = await memory.episodes(
+        query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
+    )
+    return Recalled(profile, facts, fit_episodes(past, context.episode_tokens))
 
 
 async def _release_other_threads(scope: RunScope) -> None:
