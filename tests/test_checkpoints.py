@@ -168,7 +168,7 @@ async def test_a_retried_run_cut_off_midway_finishes_its_remaining_steps(databas
         builder.add_node(count)
         builder.add_edge(START, "reply")
         builder.add_edge("reply", "count")
-        graph = builder.compile(checkpointer=saver, interrupt_before=["count"])
+        graph: Any = builder.compile(checkpointer=saver, interrupt_before=["count"])
         thread = str(uuid.uuid4())
         await _turn(graph, thread, "run-1", "I work as a nurse")  # stops before `count`
         runs = [_waiting("run-1", "I work as a nurse")]
