@@ -71,7 +71,7 @@ from assistant import extraction, memory
 from assistant.constants import MCP_PATH
 from assistant.extraction import Said
 from assistant.memory import CATEGORIES
-from assistant.nodes.recall import MAX_QUERY_CHARS
+from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, request_user_id, server_request_scope
 
 __all__ = [
