@@ -49,6 +49,7 @@ from assistant.guard import GUARD
 from assistant.mcp_server import MemoryMCP
 from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, server_request_scope
+from assistant.startup import start_server
 
 __all__ = ["app"]
 
@@ -192,7 +193,12 @@ memory_mcp = MemoryMCP()
 
 @asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
-    """Run the MCP sessions while the server runs (LangGraph Server runs this app's lifespan)."""
+    """Start the server (`assistant.startup.start_server`), then run the MCP sessions.
+
+    LangGraph Server runs this app's lifespan once it has loaded the graph, and serves
+    nothing before it has started. The start-up hook runs first, before anything awaits.
+    """
+    start_server()
     async with memory_mcp.run():
         yield
 
