@@ -5,13 +5,14 @@ needs before it serves, in the order it needs it, is here, and the server runs i
 lifespan of the project's ``http.app`` (`assistant.webapp.lifespan`), its first statement.
 
 When that is, in langgraph-api 0.16.7 (``langgraph_api/server.py`` and the runtime's
-``lifespan.py``; the same for `langgraph dev` and a deployment): the server enters its own
-lifespan first (it opens the checkpointer and the store, loads the graphs, and creates, but
-does not yet run, the queue's workers), then the custom app's; uvicorn serves no request
-before every lifespan has started. So :func:`start_server` runs once per server process,
-after the graph is loaded and before the first run, the first request and the store's
-first batch: nothing in between awaits. Outside the server (tests, scripts, benchmarks)
-each step but the store patch does nothing.
+``lifespan.py``; the same for `langgraph dev` and a deployment, whose separate queue
+process, ``langgraph_api/queue_entrypoint.py``, runs the same two lifespans): the server
+enters its own lifespan first (it opens the checkpointer and the store, loads the graphs,
+and creates, but does not yet run, the queue's workers), then the custom app's; uvicorn
+serves no request before every lifespan has started. So :func:`start_server` runs once per
+server process, after the graph is loaded and before the first run, the first request and
+the store's first batch: nothing in between awaits. Outside the server (tests, scripts,
+benchmarks) each step but the store patch does nothing.
 """
 
 from __future__ import annotations
