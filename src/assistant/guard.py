@@ -178,6 +178,32 @@ def _caller(headers: dict[str, str], settings: AuthSettings) -> Auth.types.Minim
     return authenticate_token(authorization, settings)
 
 
+class NoFraming:
+    """Every HTTP response carries the `NO_FRAMING` headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap the server's app."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, adding the headers to its response's start."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def framed_never(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [
+                    (name, value)
+                    for name, value in message.get("headers", [])
+                    if name.lower() != b"x-frame-options"
+                ]
+                message = {**message, "headers": [*kept, *NO_FRAMING]}
+            await send(message)
+
+        await self.app(scope, receive, framed_never)
+
+
 class HiddenRoutes(ScopeCheck):
     """``/internal/*`` and ``/deploy*`` answer 404, whatever the auth mode."""
 
@@ -247,32 +273,6 @@ class RequireToken(ScopeCheck):
             if ADMIN_PERMISSION not in caller.get("permissions", []):
                 return Refusal(403, f"{path} is for the maintenance token only.")
         return None
-
-
-class NoFraming:
-    """Every HTTP response carries the `NO_FRAMING` headers."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        """Wrap the server's app."""
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on, adding the headers to its response's start."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def framed_never(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                kept = [
-                    (name, value)
-                    for name, value in message.get("headers", [])
-                    if name.lower() != b"x-frame-options"
-                ]
-                message = {**message, "headers": [*kept, *NO_FRAMING]}
-            await send(message)
-
-        await self.app(scope, receive, framed_never)
 
 
 class LimitBody:
