@@ -19,15 +19,17 @@ $(VENV)/.installed: pyproject.toml
 
 ## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at
 ## once, durable: threads, checkpoints and memories in Postgres (POSTGRES_URI, or an
-## embedded one keeping its data in .assistant_data/postgres).
+## embedded one keeping its data in .assistant_data/postgres). A change to src/ reloads it;
+## its data is not watched (examples/watch_code.py).
 dev: install
 	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
-	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --config .langgraph_dev.json \
-		--n-jobs-per-worker $(RUNS)
+	$(QUIET) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
+		--config .langgraph_dev.json --n-jobs-per-worker $(RUNS)
 
 ## The same server with everything in memory (pickled to .langgraph_api/ on a clean stop).
 dev-memory: install
-	$(QUIET) $(BIN)/langgraph dev --no-browser --port $(PORT) --n-jobs-per-worker $(RUNS)
+	$(QUIET) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
+		--n-jobs-per-worker $(RUNS)
 
 ## Watch memory work with a scripted model: no API key needed.
 demo: install

@@ -7,6 +7,8 @@ end to end in ``tests/e2e/test_security_e2e.py``.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 from typing import Any
@@ -352,3 +354,21 @@ async def test_a_run_of_this_graph_starts_embedding_its_query_when_created(
     )
     assert await auth_module.on_run_create(ctx=ctx, value=value) == {"owner": "alice"}
     assert seen == ([run_input] if prefetched else [])
+
+
+def test_the_auth_middleware_loads_no_node_and_not_the_graph() -> None:
+    """Auth runs on every request: it prefetches the run's query without loading the nodes."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, assistant.auth, assistant.guard; print(' '.join(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    assert "assistant.recall_query" in loaded
+    assert [name for name in loaded if name.startswith("assistant.nodes")] == []
+    assert {"assistant.graph", "assistant.extraction", "assistant.tools"}.isdisjoint(loaded)

@@ -177,7 +177,7 @@ async def test_a_search_over_no_facts_does_not_embed_the_query() -> None:
 async def test_a_run_s_query_is_embedded_before_recall_asks_for_it(
     gated: tuple[GatedModel, threading.Event],
 ) -> None:
-    from assistant.nodes.recall import prefetch_query
+    from assistant.recall_query import prefetch_query
 
     model, gate = gated
     gate.set()
@@ -202,7 +202,7 @@ async def test_a_run_s_query_is_embedded_before_recall_asks_for_it(
 async def test_only_a_plain_user_message_is_prefetched(
     gated: tuple[GatedModel, threading.Event], run_input: Any
 ) -> None:
-    from assistant.nodes.recall import prefetch_query
+    from assistant.recall_query import prefetch_query
 
     model, gate = gated
     gate.set()

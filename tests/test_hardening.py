@@ -28,7 +28,7 @@ from starlette.routing import Route
 from assistant import memory
 from assistant.auth import authenticate_token, check_run_request, check_store_request
 from assistant.context import Context
-from assistant.guard import MAX_JSON_DEPTH, Guard
+from assistant.guard import GUARD, MAX_JSON_DEPTH
 from assistant.policy import RunSettingError, check_run_context, parse_run_settings
 from assistant.settings import AUTH_ENV, DEFAULT_MAX_BODY_BYTES, AuthSettings, get_auth_settings
 from helpers import adds_json, config, current_facts, op, operations_json
@@ -386,7 +386,7 @@ WALLED = Starlette(
         Route("/threads/{thread_id}", _thread, methods=["GET"]),
         Route("/{path:path}", _echo, methods=["GET", "POST", "OPTIONS"]),
     ],
-    middleware=[Middleware(Guard)],
+    middleware=[Middleware(layer) for layer in GUARD],
 )
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import socket
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory, storage
@@ -114,3 +118,24 @@ def test_the_embedded_folder_is_gitignored() -> None:
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert f"{storage.DEFAULT_DATA_DIR.parts[0]}/" in ignored
     assert storage.DEV_CONFIG in ignored
+
+
+def test_make_dev_watches_only_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make dev`'s reloader watches src/, so the server's own data writes never reach it."""
+    import langgraph_api.cli
+
+    import watch_code
+
+    served: list[dict[str, Any]] = []
+    monkeypatch.setenv("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+    monkeypatch.setattr(langgraph_api.cli, "run_server", lambda *a, **kw: served.append(kw))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the CLI appends the working directory
+    with pytest.raises(SystemExit) as exited:
+        watch_code.main(["--port", "2999", "--config", str(ROOT / "langgraph.json")])
+    assert exited.value.code == 0
+    assert [kw["reload_dirs"] for kw in served] == [[str(ROOT / "src")]]
+    assert "reload_dirs" in inspect.signature(uvicorn.run).parameters  # handed on to uvicorn
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("dev", "dev-memory"):
+        recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+        assert "examples/watch_code.py" in recipe and "langgraph dev" not in recipe

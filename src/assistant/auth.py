@@ -25,6 +25,8 @@ Authorization:
   written by the memory layer (`assistant.store_api`).
 * ``ASSISTANT_ADMIN_TOKEN``, when set, is a maintenance token (``admin`` permission)
   that reaches every thread and namespace, for retention jobs. Keep it secret.
+* What a run or a store request may carry, and how large it may be, is checked in
+  `assistant.request_checks` before the platform acts on it.
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
   `assistant.scope`), which the server sets from this identity and strips from
   client input.
@@ -34,11 +36,8 @@ from __future__ import annotations
 
 import hmac
 import logging
-import re
 import time
-from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import jwt
 from langgraph_sdk import Auth
@@ -54,20 +53,30 @@ from assistant.embedding_queue import embedding_user
 from assistant.memory import (
     EPISODES_NAMESPACE,
     FACTS_NAMESPACE,
-    MAX_FACT_CHARS,
     InvalidUserIdError,
     is_users_own_namespace,
     validate_user_id,
 )
-from assistant.nodes.recall import MAX_QUERY_CHARS, prefetch_query
-from assistant.policy import RunSettingError, check_run_context, parse_run_settings
+from assistant.recall_query import prefetch_query
+from assistant.request_checks import (
+    check_run_request,
+    check_store_request,
+    forbidden,
+    unprocessable,
+)
 from assistant.scope import server_store
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
 from assistant.store_api import embed_for_caller, is_memory_write, write_through_memory
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADMIN_PERMISSION", "auth", "authenticate_token", "check_run_request"]
+__all__ = [
+    "ADMIN_PERMISSION",
+    "auth",
+    "authenticate_token",
+    "check_run_request",
+    "check_store_request",
+]
 
 MIN_SECRET_BYTES = 32
 """Shortest ASSISTANT_JWT_SECRET accepted (RFC 7518 asks for a key as long as the hash)."""
@@ -79,10 +88,6 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(
         status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
     )
-
-
-def _forbidden(detail: str) -> Auth.exceptions.HTTPException:
-    return Auth.exceptions.HTTPException(status_code=403, detail=detail)
 
 
 def authenticate_token(
@@ -122,6 +127,11 @@ def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:
         return _valid_identity(settings.dev_tokens[token])
     if not settings.jwt_secret:
         raise _unauthorized("Unknown token.")
+    return _user_from_jwt(token, settings)
+
+
+def _user_from_jwt(token: str, settings: AuthSettings) -> str:
+    """The ``sub`` of a JWT signed with ``ASSISTANT_JWT_SECRET``, checked as the settings ask."""
     if len(settings.jwt_secret.encode()) < MIN_SECRET_BYTES:
         logger.error(
             "ASSISTANT_JWT_SECRET is shorter than %d bytes; refusing JWTs", MIN_SECRET_BYTES
@@ -231,7 +241,7 @@ async def on_run_create(
     The run is stamped with its owner. Its input may carry only ``messages``, a command
     only ``resume``, its context only the settings the operator lets callers choose
     (`assistant.policy`), and its webhook only a host the operator listed; anything else is
-    refused with a 4xx naming the field. The
+    refused with a 4xx naming the field (`assistant.request_checks`). The
     query `recall` will search with starts embedding now (`prefetch_query`).
     """
     kwargs = value.get("kwargs") or {}
@@ -240,102 +250,6 @@ async def on_run_create(
         with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
             prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
     return _stamp_owner(ctx, value)
-
-
-INPUT_KEYS = frozenset({"messages"})
-"""What a client may put in a run's input: the graph's input schema."""
-
-
-def check_run_request(kwargs: Mapping[str, Any], *, admin: bool = False) -> None:
-    """Refuse a run whose input, command, context or webhook a caller may not send.
-
-    >>> check_run_request({"input": {"messages": []}, "context": {}})
-    >>> check_run_request({"input": {"messages": [], "summary": 123}})
-    Traceback (most recent call last):
-    ...
-    langgraph_sdk.auth.exceptions.HTTPException: ...
-    """
-    run_input = kwargs.get("input")
-    if run_input is not None:
-        if not isinstance(run_input, Mapping):
-            raise _unprocessable(f"A run's input must be an object, got {run_input!r:.80}.")
-        extra = sorted(set(run_input) - INPUT_KEYS)
-        if extra and not admin:
-            raise _unprocessable(
-                f"A run's input may only carry 'messages'; {', '.join(extra)} belong to the "
-                "assistant and cannot be sent."
-            )
-        if not admin:
-            _check_user_messages(run_input.get("messages"))
-    check_webhook(kwargs.get("webhook"), get_auth_settings().webhook_hosts)
-    command = kwargs.get("command")
-    if command and not admin:
-        extra = sorted(set(command) - {"resume"}) if isinstance(command, Mapping) else ["?"]
-        if extra:
-            raise _forbidden(f"A run's command may only resume; {', '.join(extra)} cannot be sent.")
-    try:
-        check_run_context(
-            kwargs.get("context") or {},
-            parse_run_settings(get_auth_settings().run_settings),
-            admin=admin,
-        )
-    except RunSettingError as error:
-        raise Auth.exceptions.HTTPException(
-            status_code=error.status_code, detail=str(error)
-        ) from error
-
-
-USER_ROLES = frozenset({"user", "human"})
-"""How a message from the user names itself (``role`` or ``type``)."""
-
-
-def _check_user_messages(messages: object) -> None:
-    """Refuse input messages that are not the user's own.
-
-    A system prompt, an assistant turn or a ``RemoveMessage`` (which would delete the
-    thread's messages) belong to the assistant.
-    """
-    if not isinstance(messages, list):
-        return  # a plain string is a user message; anything else fails the run cleanly
-    for message in messages:
-        if isinstance(message, str):
-            continue
-        kind = message.get("role") or message.get("type") if isinstance(message, dict) else None
-        if kind not in USER_ROLES:
-            raise _unprocessable(
-                f"A run's input may only carry the user's own messages, got one of "
-                f"role/type {kind!r}."
-            )
-
-
-def check_webhook(webhook: object, hosts: tuple[str, ...]) -> None:
-    """Refuse a run's ``webhook`` unless its host is one the operator listed.
-
-    The server would call it from inside the operator's network (a blind request to any
-    private address a caller names), so webhooks are off until ``ASSISTANT_WEBHOOK_HOSTS``
-    lists the hosts they may reach; the admin is held to the same list.
-
-    >>> check_webhook(None, ())
-    >>> check_webhook("https://hooks.example.com/run-done", ("hooks.example.com",))
-    >>> check_webhook("http://10.0.0.5/hook", ("hooks.example.com",))
-    Traceback (most recent call last):
-    ...
-    langgraph_sdk.auth.exceptions.HTTPException: ...
-    """
-    if not webhook:
-        return
-    if not hosts:
-        raise _forbidden(
-            "Webhooks are off on this server; an operator can allow some hosts with "
-            "ASSISTANT_WEBHOOK_HOSTS."
-        )
-    host = (urlsplit(str(webhook)).hostname or "").lower()
-    if host not in hosts:
-        raise _forbidden(f"Webhook host {host!r} is not one this server may call.")
-
-
-def _unprocessable(detail: str) -> Auth.exceptions.HTTPException:
-    return Auth.exceptions.HTTPException(status_code=422, detail=detail)
 
 
 @auth.on.threads.update
@@ -347,12 +261,12 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
     ``metrics`` could break its own thread. Only the maintenance token may.
     """
     if "metadata" not in value and not _is_admin(ctx):
-        raise _forbidden(
+        raise forbidden(
             "A thread's state is written by the assistant; send new messages as a run instead."
         )
     owner = (value.get("metadata") or {}).get(OWNER_KEY)
     if owner is not None and owner != _identity(ctx) and not _is_admin(ctx):
-        raise _forbidden("A thread's owner cannot be changed.")
+        raise forbidden("A thread's owner cannot be changed.")
     return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
 
 
@@ -369,7 +283,7 @@ async def on_thread_access(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
 @auth.on.crons
 async def on_cron_access(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Scheduled runs are not offered to users."""
-    raise _forbidden("Crons are not available.")
+    raise forbidden("Crons are not available.")
 
 
 @auth.on.assistants(actions=["read", "search"])
@@ -381,111 +295,7 @@ async def on_assistant_read(ctx: Auth.types.AuthContext, value: Any) -> bool:
 @auth.on.assistants
 async def on_assistant_change(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Users may not create, change or delete assistants."""
-    raise _forbidden("Assistants are defined by the deployment and cannot be changed.")
-
-
-MAX_STORE_LIMIT = 1000
-"""Most items one store search may ask for (as many as the memory layer lists at once)."""
-
-MAX_STORE_OFFSET = 1_000_000
-"""Furthest offset a store search may ask for."""
-
-MAX_EPISODE_CHARS = 4000
-"""Longest episode a client may put through the store API (embedding grows with text)."""
-
-MAX_NAMESPACE_DEPTH = 100
-"""Largest ``max_depth`` a namespace listing may ask for (the memory's namespaces have two
-labels; Postgres fails on one that does not fit its integers)."""
-
-INDEXED_FIELDS = ("content",)
-"""What a put may ask the store to embed: the field whose length is checked (langgraph.json's
-``store.index.fields``). Any other field could hold a megabyte of text."""
-
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""What a store key or namespace label may not hold: NUL (which Postgres cannot store) and
-every other control character."""
-
-
-def check_store_request(value: Mapping[str, Any]) -> None:
-    r"""Refuse a store request whose work is unbounded or whose parameters are invalid.
-
-    A search query is embedded, so it is held to what a run's query is
-    (`assistant.nodes.recall.MAX_QUERY_CHARS`); a fact put through the API to what the memory
-    layer stores (`assistant.memory.MAX_FACT_CHARS`), an episode to `MAX_EPISODE_CHARS`, and
-    a put may index no field but those (`INDEXED_FIELDS`).
-    ``limit``, ``offset`` and a listing's ``max_depth`` must be sensible whole numbers, keys
-    and namespace labels may not hold control characters (`CONTROL_CHARACTERS`), and a value
-    may not hold NUL (Postgres answers 500 to each of these).
-
-    >>> check_store_request({"namespace": ("user_facts", "a"), "query": "tea", "limit": 10})
-    >>> check_store_request({"query": "x" * 5000})
-    Traceback (most recent call last):
-    ...
-    langgraph_sdk.auth.exceptions.HTTPException: ...
-    >>> check_store_request({"namespace": ("user_facts", "a"), "key": "k\x00"})
-    Traceback (most recent call last):
-    ...
-    langgraph_sdk.auth.exceptions.HTTPException: ...
-    """
-    _check_store_names(value)
-    query = value.get("query")
-    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-        raise _unprocessable(
-            f"A store search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
-        )
-    for name, low, high in (
-        ("limit", 1, MAX_STORE_LIMIT),
-        ("offset", 0, MAX_STORE_OFFSET),
-        ("max_depth", 1, MAX_NAMESPACE_DEPTH),
-    ):
-        number = value.get(name)
-        if number is not None and (
-            isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high
-        ):
-            raise _unprocessable(f"A store {name} must be a whole number from {low} to {high}.")
-    index = value.get("index")
-    if not (
-        index is None
-        or index is False
-        or (isinstance(index, list | tuple) and tuple(index) == INDEXED_FIELDS)
-    ):
-        raise _unprocessable(
-            f"A store item is indexed by its content only: send index as null, false or "
-            f"{list(INDEXED_FIELDS)}, got {index!r:.80}."
-        )
-    item = value.get("value")
-    content = item.get("content") if isinstance(item, Mapping) else None
-    if not isinstance(content, str):
-        return
-    namespace = tuple(value.get("namespace") or ())
-    most = MAX_FACT_CHARS if namespace[:1] == (FACTS_NAMESPACE,) else MAX_EPISODE_CHARS
-    if len(content) > most:
-        raise _unprocessable(
-            f"Content put in {namespace[:1]} may be at most {most} characters, got {len(content)}."
-        )
-
-
-def _check_store_names(value: Mapping[str, Any]) -> None:
-    """Refuse control characters in a store key or label, and NUL anywhere in a value.
-
-    Postgres cannot store NUL; other control characters, such as newlines, are fine in a value.
-    """
-    labels = [*(value.get("namespace") or ()), *(value.get("suffix") or ())]
-    for what, name in [("key", value.get("key")), *(("namespace label", x) for x in labels)]:
-        if isinstance(name, str) and CONTROL_CHARACTERS.search(name):
-            raise _unprocessable(
-                f"A store {what} may not contain control characters such as NUL, got {name!r:.80}."
-            )
-    pending: list[object] = [value.get("value")]
-    while pending:
-        part = pending.pop()
-        if isinstance(part, str) and "\x00" in part:
-            raise _unprocessable(f"A store item's value may not contain NUL, got {part!r:.80}.")
-        if isinstance(part, Mapping):
-            pending.extend(part.keys())
-            pending.extend(part.values())
-        elif isinstance(part, list | tuple):
-            pending.extend(part)
+    raise forbidden("Assistants are defined by the deployment and cannot be changed.")
 
 
 @auth.on.store()
@@ -501,7 +311,7 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
     namespace = tuple(value.get("namespace") or ())
     identity = _identity(ctx)
     if not _is_admin(ctx) and not is_users_own_namespace(namespace, identity):
-        raise _forbidden(
+        raise forbidden(
             f"Store access is limited to ('{FACTS_NAMESPACE}', '{identity}') and "
             f"('{EPISODES_NAMESPACE}', '{identity}'); got namespace={namespace!r}."
         )
@@ -512,5 +322,5 @@ async def on_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
             try:
                 await write_through_memory(store, ctx.action, value, actor=identity)
             except ValueError as error:  # an invalid user id (admin) or a refused fact
-                raise _unprocessable(str(error)) from error
+                raise unprocessable(str(error)) from error
     return True

@@ -19,7 +19,7 @@ from contextlib import suppress
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assistant.guard import route_path
+from assistant.middleware import route_path
 
 __all__ = ["SEARCH_ROUTES", "CancelOnDisconnect"]
 

@@ -11,14 +11,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from assistant.compat import patch_inmemory_store
 from assistant.context import Context
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import respond
-from assistant.process import keep_server_files_private, tune_server_process
-from assistant.scope import warn_if_unauthenticated
 from assistant.state import InputState, State
 from assistant.tokens import count_messages_tokens
 from assistant.tools import MEMORY_TOOLS
@@ -53,9 +50,7 @@ builder.add_edge("remember", END)
 builder.add_edge("compress", END)
 
 graph = builder.compile(name="assistant")
-"""The graph LangGraph Server serves; the server attaches its own checkpointer and store."""
+"""The graph LangGraph Server serves; the server attaches its own checkpointer and store.
 
-warn_if_unauthenticated()
-patch_inmemory_store()  # the server's own in-memory store (make dev-memory), before its first batch
-keep_server_files_private()  # the dev runtime's pickles hold every user's messages
-tune_server_process()  # last: what the imports above left alive is frozen
+Importing this module builds the graph and does nothing else: the server's start-up work is
+`assistant.startup.start_server`, which the server runs from the custom app's lifespan."""

@@ -1,33 +1,35 @@
-"""The server's outer wall: every request passes here before any route, the platform's included.
+"""The server's outer wall: small middlewares every request passes before any route.
 
 LangGraph Server runs the middleware of the project's ``http.app`` outermost, around its
 own routes, the dev runtime's ``/internal/*`` and ``/deploy`` routes (which sit outside
 the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
-``/openapi.json``). `Guard` decides, in this order:
+``/openapi.json``). `GUARD` lists the wall's middlewares, outermost first; each has one job:
 
-1. ``/internal/*`` and ``/deploy*`` do not exist (404), whatever the auth mode: they read
-   any thread and wipe every thread, with no token.
-2. A page from another origin gets nothing (403) and causes nothing: only loopback origins,
-   the server's own origin and ``ASSISTANT_CORS_ORIGINS`` (LangGraph Studio's page by
-   default) may call it. This holds for simple requests (``text/plain``, no preflight) as
-   much as for preflighted ones, since the request is refused before it runs. Under
-   ``langgraph dev`` the ``Host`` must be a loopback name or listed in
+1. `NoFraming`: no page of the server may be framed by another (``X-Frame-Options: DENY``
+   and CSP ``frame-ancestors 'none'`` on every response, refusals included), so a page
+   elsewhere cannot lay the console invisibly over a button of its own (clickjacking).
+2. `HiddenRoutes`: ``/internal/*`` and ``/deploy*`` do not exist (404), whatever the auth
+   mode: they read any thread and wipe every thread, with no token.
+3. `KnownHosts`: under ``langgraph dev`` the ``Host`` must be a loopback name or listed in
    ``ASSISTANT_ALLOWED_HOSTS``, which stops DNS-rebinding pages posing as the server.
-3. With custom auth on, every request but the health checks (``/ok``, ``/``), the console
-   page and CORS preflights must authenticate, so a route a future langgraph-api adds
-   outside the auth layer is closed by default.
-4. A request body is read once, counting bytes as they arrive, before any route parses it:
-   one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413, announced by
-   ``Content-Length`` or sent in chunks without one, and no more of it is read; JSON nested
-   deeper than `MAX_JSON_DEPTH` answers 422. The route then gets the same bytes.
-   Writes the platform does not send through auth handlers are refused for users: creating
-   a thread with ``supersteps`` (prefilled state).
-5. The event stream of a thread the caller cannot read answers 404, as the thread does.
-6. With several users (JWTs or dev tokens), ``/metrics`` (every user's request counts) is
-   for the maintenance token only.
-7. No page of the server may be framed by another (``X-Frame-Options: DENY`` and CSP
-   ``frame-ancestors 'none'`` on every response), so a page elsewhere cannot lay the
-   console invisibly over a button of its own (clickjacking).
+4. `KnownOrigins`: a page from another origin gets nothing (403) and causes nothing: only
+   loopback origins, the server's own origin and ``ASSISTANT_CORS_ORIGINS`` (LangGraph
+   Studio's page by default) may call it. This holds for simple requests (``text/plain``,
+   no preflight) as much as for preflighted ones, since the request is refused before it
+   runs.
+5. `RequireToken`: with custom auth on, every request but the health checks (``/ok``,
+   ``/``), the console page and CORS preflights must authenticate, so a route a future
+   langgraph-api adds outside the auth layer is closed by default. With several users (JWTs
+   or dev tokens), ``/metrics`` (every user's request counts) is for the maintenance token.
+6. `LimitBody`: a request body is read once, counting bytes as they arrive, before any route
+   parses it: one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413,
+   announced by ``Content-Length`` or sent in chunks without one, and no more of it is read.
+   The route then gets the same bytes.
+7. `LimitJsonDepth`: JSON nested deeper than `MAX_JSON_DEPTH` answers 422.
+8. `NoPrefilledState`: creating a thread with ``supersteps`` (prefilled state), a write the
+   platform sends through no auth handler, is for the maintenance token only (403).
+9. `OwnStreams`: the event stream of a thread the caller cannot read answers 404, as the
+   thread does.
 """
 
 from __future__ import annotations
@@ -35,30 +37,45 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from langgraph_sdk import Auth
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant.auth import authenticate_token
 from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
+from assistant.middleware import (
+    BodyCheck,
+    BodyTooLarge,
+    Refusal,
+    ScopeCheck,
+    read_body,
+    refuse,
+    replay_body,
+    request_headers,
+    route_path,
+)
 from assistant.settings import AuthSettings, custom_auth_configured, get_auth_settings
 
 __all__ = [
+    "GUARD",
     "MAX_JSON_DEPTH",
-    "Guard",
+    "HiddenRoutes",
+    "KnownHosts",
+    "KnownOrigins",
+    "LimitBody",
+    "LimitJsonDepth",
+    "NoFraming",
+    "NoPrefilledState",
+    "OwnStreams",
+    "RequireToken",
     "is_loopback_host",
     "json_too_deep",
     "origin_allowed",
     "route_path",
 ]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 HIDDEN_PREFIXES = ("/internal/", "/deploy")
 """The dev runtime's routes outside auth; they must not be reachable at all."""
@@ -149,222 +166,197 @@ def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    return {
-        name.decode("latin-1").lower(): value.decode("latin-1")
-        for name, value in scope.get("headers", [])
-    }
-
-
-def route_path(scope: Scope) -> str:
-    """The path the routes see: without the mount prefix (``root_path``), if any.
-
-    >>> route_path({"path": "/api/store/items/search", "root_path": "/api"})
-    '/store/items/search'
-    """
-    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
-    if root and path.startswith(root):
-        return path[len(root) :] or "/"
-    return path
-
-
 def _host_name(host_header: str) -> str:
     return urlsplit(f"//{host_header}").hostname or ""
 
 
-async def _respond(
-    send: Send, status: int, detail: str, headers: dict[str, str] | None = None
-) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *((name.encode(), value.encode()) for name, value in (headers or {}).items()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+def _caller(headers: dict[str, str], settings: AuthSettings) -> Auth.types.MinimalUserDict:
+    """Who the request's token (``Authorization``, or ``X-Api-Key``) says the caller is."""
+    authorization = headers.get("authorization")
+    if not authorization and (api_key := headers.get("x-api-key")):
+        authorization = f"Bearer {api_key}"
+    return authenticate_token(authorization, settings)
 
 
-def _unframeable(send: Send) -> Send:
-    """``send`` with the `NO_FRAMING` headers added to the response's start."""
-
-    async def framed_never(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            kept = [
-                (name, value)
-                for name, value in message.get("headers", [])
-                if name.lower() != b"x-frame-options"
-            ]
-            message = {**message, "headers": [*kept, *NO_FRAMING]}
-        await send(message)
-
-    return framed_never
-
-
-class Guard:
-    """ASGI middleware on the project's ``http.app``; see the module docstring."""
+class NoFraming:
+    """Every HTTP response carries the `NO_FRAMING` headers."""
 
     def __init__(self, app: ASGIApp) -> None:
         """Wrap the server's app."""
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the request, then pass it on or answer it."""
-        if scope["type"] not in ("http", "websocket"):
+        """Pass the request on, adding the headers to its response's start."""
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["type"] == "http":
-            send = _unframeable(send)
-        refusal = await self._check(scope)
-        if refusal is not None:
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-                return
-            await _respond(send, *refusal)
-            return
-        if scope["type"] == "http":
-            replay = await self._admit_body(scope, receive, send)
-            if replay is None:
-                return
-            receive = replay
-        path, method = route_path(scope), scope.get("method", "GET")
-        match = _STREAM_PATH.match(path)
-        if method == "GET" and match and not await self._can_read_thread(scope, match["thread_id"]):
-            await _respond(send, 404, f"Thread {match['thread_id']} not found.")
-            return
-        await self.app(scope, receive, send)
 
-    async def _check(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
-        path, method = route_path(scope), scope.get("method", "GET")
-        if path.startswith(HIDDEN_PREFIXES):
-            return 404, "Not Found", {}
-        headers = _headers(scope)
-        settings = get_auth_settings()
-        host = headers.get("host", "")
-        if (
-            settings.local_dev
-            and host
-            and not is_loopback_host(_host_name(host))
-            and _host_name(host) not in settings.allowed_hosts
-        ):
-            return (
-                403,
-                f"Host {host!r} is not this server's. Under `langgraph dev` only loopback "
-                "names are served; add others to ASSISTANT_ALLOWED_HOSTS.",
-                {},
-            )
-        origin = headers.get("origin")
+        async def framed_never(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [
+                    (name, value)
+                    for name, value in message.get("headers", [])
+                    if name.lower() != b"x-frame-options"
+                ]
+                message = {**message, "headers": [*kept, *NO_FRAMING]}
+            await send(message)
+
+        await self.app(scope, receive, framed_never)
+
+
+class HiddenRoutes(ScopeCheck):
+    """``/internal/*`` and ``/deploy*`` answer 404, whatever the auth mode."""
+
+    def refusal(self, scope: Scope, settings: AuthSettings) -> Refusal | None:
+        """Not Found for the dev runtime's routes outside auth."""
+        if route_path(scope).startswith(HIDDEN_PREFIXES):
+            return Refusal(404, "Not Found")
+        return None
+
+
+class KnownHosts(ScopeCheck):
+    """Under ``langgraph dev``, a ``Host`` that is not loopback or listed answers 403."""
+
+    def refusal(self, scope: Scope, settings: AuthSettings) -> Refusal | None:
+        """Forbidden for another host's name (DNS rebinding)."""
+        host = request_headers(scope).get("host", "")
+        name = _host_name(host)
+        if not settings.local_dev or not host or is_loopback_host(name):
+            return None
+        if name in settings.allowed_hosts:
+            return None
+        return Refusal(
+            403,
+            f"Host {host!r} is not this server's. Under `langgraph dev` only loopback "
+            "names are served; add others to ASSISTANT_ALLOWED_HOSTS.",
+        )
+
+
+class KnownOrigins(ScopeCheck):
+    """A request from an origin that may not call this server answers 403, before it runs."""
+
+    def refusal(self, scope: Scope, settings: AuthSettings) -> Refusal | None:
+        """Forbidden for a foreign ``Origin``, or a cross-site write that names none."""
+        headers = request_headers(scope)
+        host, origin = headers.get("host", ""), headers.get("origin")
         scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
         own = f"{scheme}://{host}" if host else None
         if origin is not None and not origin_allowed(origin, own, settings):
-            return (
+            return Refusal(
                 403,
                 f"Requests from origin {origin!r} are refused. Add it to ASSISTANT_CORS_ORIGINS "
                 "to let its pages call this server.",
-                {},
             )
-        if (
-            origin is None
-            and headers.get("sec-fetch-site") == "cross-site"
-            and method not in ("GET", "HEAD")
-        ):
-            return 403, "Cross-site requests are refused.", {}
+        cross_site = headers.get("sec-fetch-site") == "cross-site"
+        if origin is None and cross_site and scope.get("method", "GET") not in ("GET", "HEAD"):
+            return Refusal(403, "Cross-site requests are refused.")
+        return None
+
+
+class RequireToken(ScopeCheck):
+    """With custom auth, a request without valid credentials answers 401 on any route."""
+
+    def refusal(self, scope: Scope, settings: AuthSettings) -> Refusal | None:
+        """Unauthorized without a valid token; forbidden for a user on an admin route."""
+        path, method = route_path(scope), scope.get("method", "GET")
         if not custom_auth_configured() or path in HEALTH_PATHS or method == "OPTIONS":
             return None
         if method == "GET" and path == CONSOLE_PATH:
             return None
         try:
-            caller = self._caller(headers, settings)
+            caller = _caller(request_headers(scope), settings)
         except Auth.exceptions.HTTPException as error:
-            return error.status_code, str(error.detail), dict(error.headers or {})
+            headers = tuple((error.headers or {}).items())
+            return Refusal(error.status_code, str(error.detail), headers)
         several_users = bool(settings.jwt_secret or settings.dev_tokens)
         if path in ADMIN_PATHS and several_users:
             if ADMIN_PERMISSION not in caller.get("permissions", []):
-                return 403, f"{path} is for the maintenance token only.", {}
+                return Refusal(403, f"{path} is for the maintenance token only.")
         return None
 
-    @staticmethod
-    def _caller(headers: dict[str, str], settings: AuthSettings) -> Auth.types.MinimalUserDict:
-        authorization = headers.get("authorization")
-        if not authorization and (api_key := headers.get("x-api-key")):
-            authorization = f"Bearer {api_key}"
-        return authenticate_token(authorization, settings)
 
-    async def _admit_body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """Read the body, at most the allowed size; refuse it, or replay it to the route.
+class LimitBody:
+    """A body over ``ASSISTANT_MAX_BODY_BYTES`` answers 413, and no more of it is read."""
 
-        Returns None when the request is answered here (413, 422, 403) or the client left.
-        """
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap the server's app."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Read the body, at most the allowed size; refuse it, or replay it to the route."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         limit = get_auth_settings().max_body_bytes
-        too_large = (
+        too_large = Refusal(
+            413,
             f"The request body is larger than this server accepts ({limit} bytes; an operator "
-            "can change ASSISTANT_MAX_BODY_BYTES)."
+            "can change ASSISTANT_MAX_BODY_BYTES).",
         )
-        declared = _headers(scope).get("content-length", "").strip()
+        declared = request_headers(scope).get("content-length", "").strip()
         if declared.isdigit() and int(declared) > limit:
-            await _respond(send, 413, too_large)
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return None  # the client left: nobody to answer
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _respond(send, 413, too_large)
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+            await refuse(scope, send, too_large)
+            return
+        try:
+            body = await read_body(receive, limit)
+        except BodyTooLarge:
+            await refuse(scope, send, too_large)
+            return
+        if body is not None:
+            await self.app(scope, replay_body(body, receive), send)
+
+
+class LimitJsonDepth(BodyCheck):
+    """A JSON body nested deeper than `MAX_JSON_DEPTH` answers 422."""
+
+    def refusal(self, scope: Scope, body: bytes) -> Refusal | None:
+        """Unprocessable when the body nests too deep."""
         if json_too_deep(body):
-            await _respond(
-                send, 422, f"JSON nested more than {MAX_JSON_DEPTH} levels deep is refused."
-            )
-            return None
-        path, method = route_path(scope), scope.get("method", "GET")
-        if method == "POST" and path.rstrip("/") == "/threads":
-            if await self._refuse_prefilled_state(scope, body, send):
-                return None
-        sent = False
+            return Refusal(422, f"JSON nested more than {MAX_JSON_DEPTH} levels deep is refused.")
+        return None
 
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        return replay
+class NoPrefilledState(BodyCheck):
+    """``POST /threads`` with ``supersteps`` answers 403 unless the caller is the admin."""
 
-    async def _refuse_prefilled_state(self, scope: Scope, body: bytes, send: Send) -> bool:
-        """Refuse a ``POST /threads`` body with ``supersteps`` unless admin; True if refused."""
+    def reads(self, scope: Scope) -> bool:
+        """Only thread creation is read."""
+        return scope.get("method") == "POST" and route_path(scope).rstrip("/") == "/threads"
+
+    def refusal(self, scope: Scope, body: bytes) -> Refusal | None:
+        """Forbidden for a user's prefilled state."""
         try:
             payload = json.loads(body) if body.strip() else {}
         except ValueError:
             payload = {}
         if not isinstance(payload, dict) or not payload.get("supersteps"):
-            return False
-        permissions: list[str] = []
+            return None
         if custom_auth_configured():
-            caller = self._caller(_headers(scope), get_auth_settings())
-            permissions = list(caller.get("permissions", []))
-        if ADMIN_PERMISSION in permissions:
-            return False
-        await _respond(
-            send,
+            caller = _caller(request_headers(scope), get_auth_settings())
+            if ADMIN_PERMISSION in caller.get("permissions", []):
+                return None
+        return Refusal(
             403,
             "A thread's state is written by the assistant: create the thread without "
             "supersteps and send messages as runs.",
         )
-        return True
+
+
+class OwnStreams:
+    """The event stream of a thread the caller cannot read answers 404, as the thread does."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap the server's app."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Ask the server whether the caller can read the stream's thread; pass on if so."""
+        match = _STREAM_PATH.match(route_path(scope))
+        if scope["type"] in ("http", "websocket") and scope.get("method", "GET") == "GET" and match:
+            if not await self._can_read_thread(scope, match["thread_id"]):
+                await refuse(scope, send, Refusal(404, f"Thread {match['thread_id']} not found."))
+                return
+        await self.app(scope, receive, send)
 
     async def _can_read_thread(self, scope: Scope, thread_id: str) -> bool:
         """Ask the server itself, with the caller's headers, whether the thread exists."""
@@ -384,3 +376,18 @@ class Guard:
         probe["raw_path"] = probe["path"].encode()
         await self.app(probe, no_body, capture)
         return status == 200
+
+
+GUARD: tuple[Callable[[ASGIApp], ASGIApp], ...] = (
+    NoFraming,
+    HiddenRoutes,
+    KnownHosts,
+    KnownOrigins,
+    RequireToken,
+    LimitBody,
+    LimitJsonDepth,
+    NoPrefilledState,
+    OwnStreams,
+)
+"""The wall's middlewares, outermost first (see the module docstring); `assistant.webapp`
+puts them, in this order, around every route the server answers."""

@@ -22,7 +22,7 @@ Writes are audited with ``via="mcp"`` and the client's name from its MCP handsha
 changed what.
 
 **Who the caller is.** ``/memory/mcp`` is a route of `assistant.webapp`, so it sits behind
-the same layers as every route: `assistant.guard.Guard` (origins, ``Host``, a token when
+the same layers as every route: `assistant.guard.GUARD` (origins, ``Host``, a token when
 auth is on) and the server's auth (``enable_custom_route_auth``). Each tool call finds its
 user from its own HTTP request (`assistant.scope.server_request_scope`, as the
 ``/memory/*`` routes do), never from the session or an argument, so no tool takes a user
@@ -56,7 +56,7 @@ from assistant import extraction
 from assistant.constants import MCP_PATH
 from assistant.extraction import Said
 from assistant.memory import CATEGORIES, ConsolidationReport
-from assistant.nodes.recall import MAX_QUERY_CHARS
+from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, server_request_scope
 
 __all__ = [

@@ -56,7 +56,8 @@ class MemoryMCP:
         server.streamable_http_app(
             json_response=True,
             max_sessions=self._max_sessions,
-            # Guard applies the project's origin and Host rules to this route.
+            # The guard (assistant.guard.GUARD) applies the project's origin and Host rules
+            # to this route.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         manager = server.session_manager

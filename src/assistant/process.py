@@ -6,7 +6,8 @@ process. With Python's default thresholds the collector then runs its young gene
 every 700 new objects and, as the heap grows, walks every live object again and again: in
 `bench/load.py`'s in-process twin, collection took about a third of a warm turn's CPU.
 
-:func:`tune_server_process` runs once, when the server has imported the graph:
+:func:`tune_server_process` runs once, last in the server's start-up hook
+(`assistant.startup.start_server`), when the server has loaded the graph:
 
 * ``gc.freeze()`` moves everything alive then (the imported modules, the model copies)
   out of the collector's reach, so no later collection walks it again;
@@ -15,7 +16,7 @@ every 700 new objects and, as the heap grows, walks every live object again and 
 
 ``ASSISTANT_GC_THRESHOLD=off`` leaves the collector as Python set it.
 
-:func:`keep_server_files_private` runs at the same moment: the files the server writes
+:func:`keep_server_files_private` runs just before it: the files the server writes
 from then on are its user's alone (0600, folders 0700). `langgraph dev` pickles threads,
 runs with their messages, checkpoints and the store under ``.langgraph_api/``, which the
 usual umask leaves readable by every local user.

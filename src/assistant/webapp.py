@@ -44,11 +44,12 @@ from starlette.routing import Route
 
 from assistant.constants import CONSOLE_PATH, MCP_PATH
 from assistant.disconnect import CancelOnDisconnect
-from assistant.guard import Guard
+from assistant.guard import GUARD
 from assistant.mcp_sessions import MemoryMCP
 from assistant.memory import API_VIA
-from assistant.nodes.recall import MAX_QUERY_CHARS
+from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, server_request_scope
+from assistant.startup import start_server
 
 __all__ = ["app"]
 
@@ -183,7 +184,12 @@ memory_mcp = MemoryMCP()
 
 @asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
-    """Run the MCP sessions while the server runs (LangGraph Server runs this app's lifespan)."""
+    """Start the server (`assistant.startup.start_server`), then run the MCP sessions.
+
+    LangGraph Server runs this app's lifespan once it has loaded the graph, and serves
+    nothing before it has started. The start-up hook runs first, before anything awaits.
+    """
+    start_server()
     async with memory_mcp.run():
         yield
 
@@ -200,12 +206,17 @@ app = Starlette(
         Route("/memory/heard", list_heard, methods=["GET"]),
         Route(MCP_PATH, memory_mcp, methods=["GET", "POST", "DELETE"]),
     ],
-    middleware=[Middleware(Guard), Middleware(CancelOnDisconnect)],
+    middleware=[
+        *(Middleware(layer) for layer in GUARD),
+        Middleware(CancelOnDisconnect),
+    ],
     lifespan=lifespan,
 )
 """The custom routes; langgraph.json's ``http.app`` points here.
 
 Its middleware wraps every route the server answers, the platform's and the dev runtime's
-included, outermost first: `assistant.guard.Guard` (the outer wall: hidden routes, origins,
-credentials, body limits, no framing), then `assistant.disconnect.CancelOnDisconnect` (a
-search whose client left is cancelled, and its embedding dropped)."""
+included, outermost first: `assistant.guard.GUARD` (the outer wall, one middleware a rule:
+no framing, hidden routes, hosts, origins, credentials, the body's size and depth,
+prefilled state, streams of others' threads), then
+`assistant.disconnect.CancelOnDisconnect` (a search whose client left is cancelled, and its
+embedding dropped)."""

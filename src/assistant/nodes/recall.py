@@ -6,26 +6,20 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
 
-from assistant import extraction, memory, models
+from assistant import extraction, memory
 from assistant.context import Context
 from assistant.history import truncate_text
+from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, node_scope
 from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
 from assistant.tokens import count_text_tokens
 
 logger = logging.getLogger(__name__)
-
-MAX_QUERY_CHARS = 2000
-"""Only the start of a very long message is used as the search query."""
-
-USER_ROLES = frozenset({"user", "human"})
-"""How a run's input names a user message (``role`` or ``type``)."""
 
 MIN_EPISODE_TOKENS = 20
 """An episode shortened below this says nothing useful and is left out."""
@@ -126,32 +120,6 @@ async def _release_other_threads(scope: RunScope) -> None:
         await extraction.release_held(scope, other_threads=True)
     except Exception:
         logger.exception("Extracting other threads' held messages failed")
-
-
-def prefetch_query(run_input: Any) -> None:
-    """Start embedding the query this run's `recall` will search with, if it can be known.
-
-    Called when the run is created (`assistant.auth`): a run waits in the server's queue
-    before it starts, and the bundled embeddings use that wait, so `recall` usually finds
-    the query's vector ready. Only a plain-text last message of a user is prefetched, and
-    only for the bundled e5 model (a served model would be asked twice). Never raises.
-
-    >>> prefetch_query({"messages": [{"role": "user", "content": "Where do I live?"}]})
-    >>> prefetch_query({"summary": 1})  # nothing to prefetch; nothing happens
-    """
-    messages = run_input.get("messages") if isinstance(run_input, dict) else None
-    last = messages[-1] if isinstance(messages, list) and messages else None
-    if not isinstance(last, dict) or not USER_ROLES & {last.get("role"), last.get("type")}:
-        return
-    content = last.get("content")
-    if not isinstance(content, str) or not content.strip():
-        return
-    try:
-        embeddings = models.get_embeddings()
-    except Exception:  # a misconfigured embedding model is reported by the run itself
-        return
-    if isinstance(embeddings, models.E5Embeddings):
-        embeddings.prefetch_query(content[:MAX_QUERY_CHARS])
 
 
 def _latest_user_message(state: State) -> HumanMessage | None:
