@@ -15,6 +15,7 @@ pytestmark = pytest.mark.e2e
 
 HOOK_LINES = (
     "No custom auth is configured",  # warn_if_unauthenticated: this server runs without auth
+    "Assistant settings:",  # banner.log_settings
     "Files the server creates are private",  # keep_server_files_private
     "Garbage collector:",  # tune_server_process, last
 )
