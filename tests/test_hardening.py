@@ -381,9 +381,17 @@ async def _thread(request: Request) -> JSONResponse:
     return JSONResponse({}, status_code=200 if found else 404)
 
 
+INFO = {"version": "0.16.7", "flags": {"assistants": True}, "host": {"tenant_id": "t-1"}}
+
+
+async def _info(request: Request) -> JSONResponse:
+    return JSONResponse(INFO)
+
+
 WALLED = Starlette(
     routes=[
         Route("/threads/{thread_id}", _thread, methods=["GET"]),
+        Route("/info", _info, methods=["GET"]),
         Route("/{path:path}", _echo, methods=["GET", "POST", "OPTIONS"]),
     ],
     middleware=[Middleware(layer) for layer in GUARD],
@@ -460,6 +468,23 @@ async def test_with_auth_every_route_but_health_needs_a_token(
     assert (await _call("GET", path, headers={"Authorization": _jwt()})).status_code == signed_in
     assert (await _call("GET", "/ok")).status_code == 200
     assert (await _call("GET", "/console")).status_code == 200
+
+
+async def test_with_several_users_a_user_sees_only_the_flags_of_info(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert (await _call("GET", "/info")).json() == INFO  # one user: the whole answer
+    monkeypatch.setenv("LANGGRAPH_AUTH", '{"path": "auth.py:auth"}')
+    monkeypatch.setenv("ASSISTANT_JWT_SECRET", SECRET)
+    monkeypatch.setenv("ASSISTANT_ADMIN_TOKEN", "maintenance-token")
+    user = await _call("GET", "/info", headers={"Authorization": _jwt()})
+    assert (user.status_code, user.json()) == (200, {"flags": {"assistants": True}})
+    assert int(user.headers["content-length"]) == len(user.content)
+    keyed = await _call("GET", "/info", headers={"X-Api-Key": _jwt().removeprefix("Bearer ")})
+    assert keyed.json() == {"flags": {"assistants": True}}  # agent-chat-ui's key header
+    admin = await _call("GET", "/info", headers={"Authorization": "Bearer maintenance-token"})
+    assert admin.json() == INFO
+    assert (await _call("GET", "/info")).status_code == 401
 
 
 async def test_a_thread_with_prefilled_state_is_refused_and_a_plain_one_passes() -> None:

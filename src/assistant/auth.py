@@ -37,6 +37,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import jwt
@@ -110,6 +111,19 @@ def authenticate_token(
         "identity": _user_from_token(scheme, token, settings),
         "permissions": [USER_PERMISSION],
     }
+
+
+def request_caller(
+    headers: Mapping[str, str], settings: AuthSettings
+) -> Auth.types.MinimalUserDict:
+    """Who a request's token (``Authorization``, or ``X-Api-Key``) says the caller is.
+
+    ``headers`` are by lower-case name; an HTTP 401 when the token proves nobody.
+    """
+    authorization = headers.get("authorization")
+    if not authorization and (api_key := headers.get("x-api-key")):
+        authorization = f"Bearer {api_key}"
+    return authenticate_token(authorization, settings)
 
 
 def _user_from_token(scheme: str, token: str, settings: AuthSettings) -> str:

@@ -21,6 +21,9 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
    ``/``), the console page and CORS preflights must authenticate, so a route a future
    langgraph-api adds outside the auth layer is closed by default. With several users (JWTs
    or dev tokens), ``/metrics`` (every user's request counts) is for the maintenance token.
+   `ShortInfo`: with several users, ``/info`` shows a user only its ``flags`` (what clients
+   such as Studio and agent-chat-ui read); versions and the deployment's ids are for the
+   maintenance token (`assistant.info`).
 6. `LimitBody`: a request body is read once, counting bytes as they arrive, before any route
    parses it: one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413,
    announced by ``Content-Length`` or sent in chunks without one, and no more of it is read.
@@ -44,8 +47,9 @@ from urllib.parse import urlsplit
 from langgraph_sdk import Auth
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assistant.auth import authenticate_token
+from assistant.auth import request_caller
 from assistant.constants import ADMIN_PERMISSION, CONSOLE_PATH, HEALTH_PATHS
+from assistant.info import ShortInfo
 from assistant.middleware import (
     BodyCheck,
     BodyTooLarge,
@@ -170,14 +174,6 @@ def _host_name(host_header: str) -> str:
     return urlsplit(f"//{host_header}").hostname or ""
 
 
-def _caller(headers: dict[str, str], settings: AuthSettings) -> Auth.types.MinimalUserDict:
-    """Who the request's token (``Authorization``, or ``X-Api-Key``) says the caller is."""
-    authorization = headers.get("authorization")
-    if not authorization and (api_key := headers.get("x-api-key")):
-        authorization = f"Bearer {api_key}"
-    return authenticate_token(authorization, settings)
-
-
 class NoFraming:
     """Every HTTP response carries the `NO_FRAMING` headers."""
 
@@ -264,7 +260,7 @@ class RequireToken(ScopeCheck):
         if method == "GET" and path == CONSOLE_PATH:
             return None
         try:
-            caller = _caller(request_headers(scope), settings)
+            caller = request_caller(request_headers(scope), settings)
         except Auth.exceptions.HTTPException as error:
             headers = tuple((error.headers or {}).items())
             return Refusal(error.status_code, str(error.detail), headers)
@@ -332,7 +328,7 @@ class NoPrefilledState(BodyCheck):
         if not isinstance(payload, dict) or not payload.get("supersteps"):
             return None
         if custom_auth_configured():
-            caller = _caller(request_headers(scope), get_auth_settings())
+            caller = request_caller(request_headers(scope), get_auth_settings())
             if ADMIN_PERMISSION in caller.get("permissions", []):
                 return None
         return Refusal(
@@ -384,6 +380,7 @@ GUARD: tuple[Callable[[ASGIApp], ASGIApp], ...] = (
     KnownHosts,
     KnownOrigins,
     RequireToken,
+    ShortInfo,
     LimitBody,
     LimitJsonDepth,
     NoPrefilledState,

@@ -1006,6 +1006,18 @@ async def test_meta_routes_need_a_token(world: World, path: str) -> None:
     )
 
 
+async def test_info_shows_a_user_only_the_flags(world: World) -> None:
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
+        signed = (await http.get("/info", headers=bearer(token("alice")))).json()
+        admin = (await http.get("/info", headers=bearer(ADMIN_TOKEN))).json()
+    record(
+        "GET /info with alice's token / with the maintenance token",
+        "flags only (no versions, no deployment ids) / everything",
+        f"keys {sorted(signed)} / {sorted(admin)}",
+        sorted(signed) == ["flags"] and {"version", "flags", "host"} <= set(admin),
+    )
+
+
 async def test_a_page_from_another_origin_gets_nothing_even_with_a_token(world: World) -> None:
     evil = {"Origin": "https://evil.example", **bearer(token("alice"))}
     async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
