@@ -315,12 +315,20 @@ def systems_to_compare() -> list[Ours | BM25]:
     ]
 
 
+def load_samples(data: Path, limit: int | None) -> list[dict[str, Any]] | None:
+    """The first ``limit`` conversations of ``data`` (all for None); None, said, if absent."""
+    if not data.exists():
+        print(f"LoCoMo data not found at {data}: nothing to measure (see its README)")
+        return None
+    samples: list[dict[str, Any]] = json.loads(data.read_text(encoding="utf-8"))
+    return samples[: limit or None]
+
+
 async def main(args: argparse.Namespace) -> None:
-    if not args.data.exists():
-        print(f"LoCoMo data not found at {args.data}: nothing to measure (see its README)")
-        return
     started = time.perf_counter()
-    samples = json.loads(args.data.read_text(encoding="utf-8"))[: args.limit_conversations or None]
+    samples = load_samples(args.data, args.limit_conversations)
+    if samples is None:
+        return
     conversations = [read_conversation(sample) for sample in samples]
     systems = systems_to_compare()
     questions = [q for c in conversations for q in c.questions]

@@ -77,7 +77,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import re
 import time
@@ -119,7 +118,15 @@ from assistant.nodes import respond as respond_node
 from assistant.scope import RunScope
 from assistant.state import InputState
 from function_model import CallInfo, FunctionChatModel
-from locomo import CATEGORIES, DATA, Conversation, Question, Turn, read_conversation
+from locomo import (
+    CATEGORIES,
+    DATA,
+    Conversation,
+    Question,
+    Turn,
+    load_samples,
+    read_conversation,
+)
 from peers import NetworkGuard
 from scripted import scripted_summary
 
@@ -763,11 +770,10 @@ class _ErrorCount(logging.Handler):
 
 
 async def main(args: argparse.Namespace) -> None:
-    if not args.data.exists():
-        print(f"LoCoMo data not found at {args.data}: nothing to measure (see its README)")
-        return
     started = time.perf_counter()
-    samples = json.loads(args.data.read_text(encoding="utf-8"))[: args.limit_conversations or None]
+    samples = load_samples(args.data, args.limit_conversations)
+    if samples is None:
+        return
     rows = [Totals(ROWS[name]) for name in args.rows.split(",")]
     errors = _ErrorCount()
     logging.getLogger("assistant").addHandler(errors)

@@ -53,6 +53,7 @@ from assistant.info import ShortInfo
 from assistant.middleware import (
     BodyCheck,
     BodyTooLarge,
+    HttpOnly,
     Refusal,
     ScopeCheck,
     read_body,
@@ -174,18 +175,11 @@ def _host_name(host_header: str) -> str:
     return urlsplit(f"//{host_header}").hostname or ""
 
 
-class NoFraming:
+class NoFraming(HttpOnly):
     """Every HTTP response carries the `NO_FRAMING` headers."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        """Wrap the server's app."""
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, adding the headers to its response's start."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
 
         async def framed_never(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -271,18 +265,11 @@ class RequireToken(ScopeCheck):
         return None
 
 
-class LimitBody:
+class LimitBody(HttpOnly):
     """A body over ``ASSISTANT_MAX_BODY_BYTES`` answers 413, and no more of it is read."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        """Wrap the server's app."""
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read the body, at most the allowed size; refuse it, or replay it to the route."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
         limit = get_auth_settings().max_body_bytes
         too_large = Refusal(
             413,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from assistant.auth import request_caller
 from assistant.constants import ADMIN_PERMISSION
-from assistant.middleware import request_headers, route_path
+from assistant.middleware import HttpOnly, request_headers, route_path
 from assistant.settings import custom_auth_configured, get_auth_settings
 
 __all__ = ["INFO_PATH", "USER_INFO_KEYS", "ShortInfo", "short_info"]
@@ -46,7 +46,7 @@ def short_info(body: bytes) -> bytes:
 
 def _shortened_for(scope: Scope) -> bool:
     """Whether this request's ``/info`` answer is a user's, on a server with several users."""
-    if scope["type"] != "http" or scope.get("method") != "GET" or route_path(scope) != INFO_PATH:
+    if scope.get("method") != "GET" or route_path(scope) != INFO_PATH:
         return False
     settings = get_auth_settings()
     if not custom_auth_configured() or not (settings.jwt_secret or settings.dev_tokens):
@@ -56,14 +56,10 @@ def _shortened_for(scope: Scope) -> bool:
     return ADMIN_PERMISSION not in caller.get("permissions", [])
 
 
-class ShortInfo:
+class ShortInfo(HttpOnly):
     """A user's ``GET /info`` answers `short_info` of the server's answer."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        """Wrap the server's app."""
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on; for a user's ``/info``, send the shortened body instead."""
         if not _shortened_for(scope):
             await self.app(scope, receive, send)

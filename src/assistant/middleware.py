@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assistant.settings import AuthSettings, get_auth_settings
 
 __all__ = [
+    "HttpOnly",
     "BodyCheck",
     "BodyTooLarge",
     "Refusal",
@@ -81,6 +82,25 @@ async def refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class HttpOnly:
+    """A middleware for HTTP requests; anything else (websockets, lifespan) passes untouched."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap the server's app."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand an HTTP request to :meth:`handle`; pass anything else on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.handle(scope, receive, send)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer, or pass on to ``self.app``, an HTTP request."""
+        raise NotImplementedError
 
 
 class ScopeCheck:
