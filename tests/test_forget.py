@@ -24,6 +24,8 @@ from assistant.constants import ADMIN_IDENTITY, ADMIN_PERMISSION, USER_PERMISSIO
 from assistant.context import Context
 from assistant.memory.client_facts import plan_put
 from assistant.memory.facts import update_memory
+from assistant.memory.heard import record_heard
+from assistant.memory.held import hold_message
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.user_index import registry
 from assistant.memory.writer import Writer
@@ -69,7 +71,7 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
         category="preference",
         context="You said: lives in Chengdu, near the river. What do you like to drink?",
     )
-    await memory.record_heard(
+    await record_heard(
         store,
         USER,
         thread_id="t1",
@@ -79,7 +81,7 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
         reason="added 1",
         facts=[hangzhou],
     )
-    await memory.record_heard(
+    await record_heard(
         store,
         USER,
         thread_id="t2",
@@ -88,13 +90,13 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
         outcome="nothing",
         reason="no durable fact found",
     )
-    await memory.record_heard(
+    await record_heard(
         store, USER, thread_id="t2", message_id="m3", text="thanks!", outcome="skipped", reason=""
     )
-    await memory.hold_message(
+    await hold_message(
         store, USER, thread_id="t3", message_id="m4", text="Again: lives in Chengdu, near the river"
     )
-    await memory.hold_message(
+    await hold_message(
         store,
         USER,
         thread_id="t3",

@@ -14,7 +14,8 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import extraction, gate
 from assistant.context import Context
-from assistant.memory import held_messages, hold_message, list_heard
+from assistant.memory import held_messages, list_heard
+from assistant.memory.held import hold_message
 from helpers import adds_json, operations_json, stored_facts
 
 if TYPE_CHECKING:

@@ -145,7 +145,7 @@ async def extract(
         result = Extraction(*outcome(report), report=report)
     held = [said.held_record() for said in batch if said.held_at]
     if held:
-        await memory.release_held(scope.store, scope.user_id, held)
+        await scope.memory.release(held)
     done = result.report
     changed = [*done.added, *done.updated, *done.superseded] if done else []
     together = f" (in one call with {len(batch) - 1} more)" if len(batch) > 1 else ""
@@ -287,9 +287,7 @@ async def record(
 ) -> None:
     """Add a message's outcome to the user's record of what was heard; never fails a turn."""
     try:
-        await memory.record_heard(
-            scope.store,
-            scope.user_id,
+        await scope.memory.note_heard(
             thread_id=said.thread_id or scope.thread_id or "",
             message_id=said.id,
             text=said.text,
@@ -307,11 +305,9 @@ async def record(
 async def held(scope: RunScope, *, other_threads: bool = False) -> list[Said]:
     """This thread's held messages (or every other thread's), oldest first."""
     if other_threads:
-        records = await memory.held_messages(
-            scope.store, scope.user_id, other_than=scope.thread_id or ""
-        )
+        records = await scope.memory.held(other_than=scope.thread_id or "")
     elif scope.thread_id:
-        records = await memory.held_messages(scope.store, scope.user_id, thread_id=scope.thread_id)
+        records = await scope.memory.held(thread_id=scope.thread_id)
     else:
         return []
     return [Said.from_held(record) for record in records]
@@ -338,9 +334,7 @@ async def hold(scope: RunScope, said: Said, held: Sequence[Said]) -> list[Said]:
     Returns the thread's held messages, ``said`` last.
     """
     assert scope.thread_id, "only a message of a thread is held"
-    record = await memory.hold_message(
-        scope.store,
-        scope.user_id,
+    record = await scope.memory.hold(
         thread_id=scope.thread_id,
         message_id=said.id,
         text=said.text,

@@ -21,8 +21,8 @@ from assistant.memory.consolidate import (
 )
 from assistant.memory.episodes import list_episodes, recall_episodes
 from assistant.memory.facts import MAX_FACT_CHARS, get_memory, list_memories, normalize_fact
-from assistant.memory.heard import OUTCOMES, list_heard, record_heard
-from assistant.memory.held import held_messages, hold_message, release_held
+from assistant.memory.heard import OUTCOMES, list_heard
+from assistant.memory.held import held_messages
 from assistant.memory.index import WEIGHTS, FusionWeights
 from assistant.memory.namespaces import (
     AUDIT_NAMESPACE,
@@ -70,7 +70,6 @@ __all__ = [
     "find_duplicate",
     "get_memory",
     "held_messages",
-    "hold_message",
     "is_users_own_namespace",
     "list_audit",
     "list_episodes",
@@ -81,8 +80,6 @@ __all__ = [
     "open_store",
     "profile",
     "recall",
-    "record_heard",
-    "release_held",
     "recall_episodes",
     "save_memory",
     "user_audit_namespace",

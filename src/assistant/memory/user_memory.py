@@ -2,7 +2,8 @@
 
 `UserMemory` reads a user's facts, profile, episodes and audit trail, and makes every change
 a user or the assistant asks for: save, correct, forget, a fact put through the store API,
-the model's decisions about a turn (apply), and undoing a rolled-back turn (settle). Each
+the model's decisions about a turn (apply), and undoing a rolled-back turn (settle); and it
+keeps the extraction's own records: what was heard, and messages held for a batch. Each
 change is made through one `assistant.memory.writer.Writer`, which writes the store, keeps
 the recall index in step, writes the audit entries and records the turn together, so no
 caller can write without them.
@@ -14,7 +15,7 @@ UserMemory(user_id='alice')
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +25,8 @@ from assistant.memory import facts
 from assistant.memory.audit import list_audit
 from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, apply_operations
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
-from assistant.memory.heard import list_heard
+from assistant.memory.heard import list_heard, record_heard
+from assistant.memory.held import held_messages, hold_message, release_held
 from assistant.memory.index import WEIGHTS, FusionWeights
 from assistant.memory.namespaces import validate_user_id
 from assistant.memory.search import profile, recall, warm_user_index
@@ -113,6 +115,14 @@ class UserMemory:
     async def heard(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """What memory made of the latest messages, newest first (`assistant.memory.heard`)."""
         return await list_heard(self.store, self.user_id, limit=limit)
+
+    async def held(
+        self, *, thread_id: str | None = None, other_than: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Messages held for a batched extraction, oldest first: a thread's, or all others'."""
+        return await held_messages(
+            self.store, self.user_id, thread_id=thread_id, other_than=other_than
+        )
 
     async def warm(self) -> int:
         """Build the recall index now (searches otherwise build it on first use)."""
@@ -205,6 +215,18 @@ class UserMemory:
         )
         await writer.finish()
         return report
+
+    async def note_heard(self, **entry: Any) -> dict[str, Any]:
+        """Record what memory made of one message (`assistant.memory.heard.record_heard`)."""
+        return await record_heard(self.store, self.user_id, **entry)
+
+    async def hold(self, **message: Any) -> dict[str, Any]:
+        """Hold a message for a later, batched extraction (`assistant.memory.held`)."""
+        return await hold_message(self.store, self.user_id, **message)
+
+    async def release(self, records: Iterable[dict[str, Any]]) -> None:
+        """Drop held messages once extracted (or found unneeded)."""
+        await release_held(self.store, self.user_id, records)
 
     async def settle(self, thread_id: str, message_ids: Collection[str]) -> list[str]:
         """Undo the thread's last turn if its message is gone (rolled back); the undone keys.
