@@ -390,6 +390,11 @@ FEATURES = (
     ),
     Feature("keyword feedback (RM3)", {"feedback_weight": 0.0}, {"feedback_weight": 0.3}),
     Feature(
+        "common words kept out of the feedback",
+        {"feedback_max_share": 1.0},
+        {"feedback_max_share": 0.1},
+    ),
+    Feature(
         "cross-language offsets",
         {"latin_query_offset": 0.0, "cjk_query_offset": 0.0},
         {"latin_query_offset": 0.006, "cjk_query_offset": 0.086},

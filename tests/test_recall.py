@@ -61,6 +61,7 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "feedback_weight": 0.3,
         "feedback_memories": 5,
         "feedback_terms": 10,
+        "feedback_max_share": 0.1,
     }
     assert memory.WEIGHTS == FusionWeights()
 
@@ -246,16 +247,20 @@ async def test_a_name_few_memories_hold_stays_in_the_question(store: InMemorySto
 
 
 async def test_keyword_feedback_finds_what_the_best_hit_talks_about(store: InMemoryStore) -> None:
-    """RM3: the best hit's words ("downtown", "bakery") join the question's."""
-    studio = "My studio is downtown, right next to the old bakery."
+    """RM3: the best hit's words ("downtown", "bakery") join the question's; words most
+    memories hold ("watched", "film") never do."""
+    studio = "My studio is downtown, right next to the old bakery. We watched a film there."
     rent = "Rents downtown near the old bakery went up again."
-    for text in [studio, rent, *[f"We watched film number {n}." for n in range(8)]]:
+    for text in [studio, rent, *[f"We watched film number {n}." for n in range(30)]]:
         await save_memory(store, USER, text)
     keywords_only = {"vector_weight": 0.0, "date_weight": 0.0}  # the other rankings score 0
     for weight, expected in ((0.3, [studio, rent]), (0.0, [studio])):
         weights = FusionWeights(**keywords_only, feedback_weight=weight)
         items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=weights)
         assert [item.value["content"] for item in items if item.score] == expected
+    common_too = FusionWeights(**keywords_only, feedback_max_share=1.0)
+    items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=common_too)
+    assert len([item for item in items if item.score]) == 10  # every film, through "watched"
 
 
 @pytest.fixture(scope="module")
