@@ -392,6 +392,17 @@ FEATURES = (
         "speaker boost (and names out of the query)", {"speaker_boost": 0.0}, {"speaker_boost": 1.0}
     ),
     Feature(
+        "frequent names out of a text-only question",
+        {"frequent_name_share": 0.0},
+        {"frequent_name_share": 0.1},
+    ),
+    Feature("keyword feedback (RM3)", {"feedback_weight": 0.0}, {"feedback_weight": 0.3}),
+    Feature(
+        "common words kept out of the feedback",
+        {"feedback_max_share": 1.0},
+        {"feedback_max_share": 0.1},
+    ),
+    Feature(
         "cross-language offsets",
         {"latin_query_offset": 0.0, "cjk_query_offset": 0.0},
         {"latin_query_offset": 0.006, "cjk_query_offset": 0.086},
@@ -422,6 +433,7 @@ OTHER_VALUES: tuple[tuple[str, str, Any], ...] = (
     ("candidates", "candidates", 100),
     ("rrf_k", "rrf_k", 60),
     ("vector_weight", "vector_weight", 1.5),
+    ("feedback_memories", "feedback_memories", 10),
     ("BM25", BM25_CONSTANTS, {"k1": 1.2, "b": 0.75}),
 )
 """Settings that are not on or off, tried at another value than src's: (label, setting,

@@ -168,3 +168,23 @@ def test_bm25_statistics_stay_right_after_removals() -> None:
         got, want = churned.search(query, limit=5), fresh.search(query, limit=5)
         assert [key for key, _ in got] == [key for key, _ in want]
         assert [score for _, score in got] == pytest.approx([score for _, score in want])
+
+
+def test_weighted_scores_add_up_over_terms_and_can_be_limited_to_some_keys() -> None:
+    """What recall's keyword feedback (RM3) relies on: BM25 is a weighted sum over terms."""
+    index = BM25Index()
+    index.add("studio", "My dance studio opens downtown")
+    index.add("rent", "Rents downtown went up")
+    index.add("tea", "Likes green tea")
+    both = index.scores({"studio": 0.7, "downtown": 0.3})
+    apart = [index.scores({"studio": 0.7}), index.scores({"downtown": 0.3})]
+    assert both == pytest.approx({key: sum(part.get(key, 0.0) for part in apart) for key in both})
+    assert set(both) == {"studio", "rent"}  # only texts holding a term
+    assert index.scores({"downtown": 1.0}, among=["rent", "tea"]) == {
+        "rent": index.scores({"downtown": 1.0})["rent"]
+    }
+    assert [key for key, _ in index.search_weighted({"studio": 0.1, "rent": 1.0}, limit=1)] == [
+        "rent"
+    ]
+    assert index.holding("downtown") == 2 and index.holding("violin") == 0
+    assert index.term_counts("rent") == {"rent": 1.0, "downtown": 1.0, "went": 1.0, "up": 1.0}

@@ -57,6 +57,11 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "date_weight": 3.0,
         "expand_dates": True,
         "speaker_boost": 1.0,
+        "frequent_name_share": 0.1,
+        "feedback_weight": 0.3,
+        "feedback_memories": 5,
+        "feedback_terms": 10,
+        "feedback_max_share": 0.1,
     }
     assert memory.WEIGHTS == FusionWeights()
 
@@ -221,6 +226,41 @@ async def test_the_speaker_asked_about_comes_first(store: InMemoryStore) -> None
     assert found[0] == "I went hiking at Bear Mountain yesterday."
     found = await recalled(store, "Where did I go hiking?", limit=1)  # "I" is the user
     assert found == ["I went hiking at Bear Mountain yesterday."]
+
+
+SMALL_TALK = [f"Wow Joanna, that sounds great! Tell me more about day {n}." for n in range(12)]
+HOBBIES = "Besides writing, I love reading and hiking."
+
+
+async def test_a_name_most_memories_hold_leaves_a_text_only_question(store: InMemoryStore) -> None:
+    for text in [*SMALL_TALK, HOBBIES]:  # no speaker metadata: the text is all there is
+        await save_memory(store, USER, text)
+    question = "What does Joanna love doing?"
+    assert (await recalled(store, question, limit=1)) == [HOBBIES]
+
+
+async def test_a_name_few_memories_hold_stays_in_the_question(store: InMemoryStore) -> None:
+    facts = ["Emily is my sister", "Emily lives in Leeds", *[f"Likes dish {n}" for n in range(20)]]
+    for text in facts:
+        await save_memory(store, USER, text)
+    assert set(await recalled(store, "Where is Emily based?", limit=2)) == set(facts[:2])
+
+
+async def test_keyword_feedback_finds_what_the_best_hit_talks_about(store: InMemoryStore) -> None:
+    """RM3: the best hit's words ("downtown", "bakery") join the question's; words most
+    memories hold ("watched", "film") never do."""
+    studio = "My studio is downtown, right next to the old bakery. We watched a film there."
+    rent = "Rents downtown near the old bakery went up again."
+    for text in [studio, rent, *[f"We watched film number {n}." for n in range(30)]]:
+        await save_memory(store, USER, text)
+    keywords_only = {"vector_weight": 0.0, "date_weight": 0.0}  # the other rankings score 0
+    for weight, expected in ((0.3, [studio, rent]), (0.0, [studio])):
+        weights = FusionWeights(**keywords_only, feedback_weight=weight)
+        items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=weights)
+        assert [item.value["content"] for item in items if item.score] == expected
+    common_too = FusionWeights(**keywords_only, feedback_max_share=1.0)
+    items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=common_too)
+    assert len([item for item in items if item.score]) == 10  # every film, through "watched"
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,14 @@ from datetime import date
 
 import pytest
 
-from assistant.memory.query import analyze_query, item_tags, mentioned_speakers, without_names
+from assistant.memory.lexical import BM25Index
+from assistant.memory.query import (
+    analyze_query,
+    frequent_names,
+    item_tags,
+    mentioned_speakers,
+    without_names,
+)
 from assistant.memory.temporal import item_dates, resolve_dates
 
 MONDAY = date(2023, 5, 8)
@@ -122,3 +129,23 @@ def test_a_question_is_read_for_dates_speakers_and_the_first_person() -> None:
     assert analyze_query("我上周做了什么？", SUNDAY).first_person
     assert not analyze_query("我们上周做了什么？", SUNDAY).first_person
     assert analyze_query("where did I go?", SUNDAY, expand_dates=False).dates == frozenset()
+
+
+def test_a_name_many_memories_hold_is_read_as_one_of_the_people_talking() -> None:
+    index = BM25Index()
+    for n in range(10):
+        index.add(f"talk-{n}", f"Wow Joanna, great news about the Dance Studio! ({n})")
+    for n in range(10, 30):
+        index.add(f"other-{n}", f"Emily liked it ({n})" if n < 13 else f"Nothing much ({n})")
+    plan = analyze_query("When did Joanna visit Emily's Dance Studio?", SUNDAY)
+    # Joanna: in 10 of 30 memories. Emily: in 3, too few. Dance and Studio: titled words
+    # too, and as frequent, but "When" is the question's first word and never a name.
+    assert frequent_names(plan, index, share=0.1) == [
+        "speaker:joanna",
+        "speaker:dance",
+        "speaker:studio",
+    ]
+    assert frequent_names(plan, index, share=0.5) == []
+    stripped = without_names(plan, frequent_names(plan, index, share=0.1))
+    assert stripped.text == "When did visit Emily's ?"
+    assert "emili" in stripped.terms and "joanna" not in stripped.terms

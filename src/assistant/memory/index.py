@@ -19,7 +19,12 @@ from datetime import UTC, datetime
 
 from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 
-from assistant.memory.query import analyze_query, mentioned_speakers, without_names
+from assistant.memory.query import (
+    analyze_query,
+    frequent_names,
+    mentioned_speakers,
+    without_names,
+)
 from assistant.memory.ranking import WEIGHTS, FusionWeights, rank, store_ranking
 from assistant.memory.records import is_current
 from assistant.memory.sync import ready_index, record_write, warm_index
@@ -67,6 +72,10 @@ async def hybrid_search(
         # The speaker asked about is matched by who said a memory, not by its words:
         # "What did Caroline do?" should not find every "Hi Caroline!".
         plan = without_names(plan, speakers)
+    elif weights.frequent_name_share:
+        # Without speakers, a name most memories hold is one of the people talking.
+        share = weights.frequent_name_share
+        plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
     query_vector = await store_embeddings(store).aembed_query(plan.text)
     ranked = rank(
         index,

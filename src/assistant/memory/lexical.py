@@ -226,25 +226,58 @@ class BM25Index:
         """
         return self.search_terms(tokenize(query), limit=limit)
 
+    def holding(self, term: str) -> int:
+        """How many indexed texts hold ``term`` (its document frequency)."""
+        return len(self._postings.get(term, ()))
+
+    def term_counts(self, key: str) -> dict[str, float]:
+        """The terms of ``key``'s document with their (weighted) counts."""
+        return {term: self._postings[term][key] for term in self._terms.get(key, ())}
+
     def search_terms(self, terms: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         """Like :meth:`search`, for a query already split into terms."""
+        return self.best(self.scores(dict.fromkeys(terms, 1.0)), limit=limit)
+
+    def search_weighted(self, query: dict[str, float], *, limit: int) -> list[tuple[str, float]]:
+        """Like :meth:`search_terms`, each term's BM25 score times its weight in ``query``.
+
+        >>> index = BM25Index()
+        >>> index.add("a", "dance studio")
+        >>> index.add("b", "studio rent")
+        >>> [key for key, _ in index.search_weighted({"studio": 1.0, "rent": 0.1}, limit=2)]
+        ['b', 'a']
+        """
+        return self.best(self.scores(query), limit=limit)
+
+    def scores(
+        self, query: dict[str, float], *, among: Iterable[str] | None = None
+    ) -> dict[str, float]:
+        """Every text that holds a term of ``query``, with its weighted BM25 score.
+
+        ``among``: score only these keys (cheaper than the whole index for common terms).
+        """
         if not self._lengths:
-            return []
+            return {}
         total = len(self._lengths)
         average = self._total_length / total or 1.0
         k1, b = self.k1, self.b
         lengths = self._lengths
         scores: dict[str, float] = {}
-        for term in set(terms):
+        for term, weight in query.items():
             docs = self._postings.get(term)
             if not docs:
                 continue
-            idf = math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
+            idf = weight * math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
+            if among is not None:
+                docs = {key: docs[key] for key in among if key in docs}
             for key, frequency in docs.items():
                 norm = k1 * (1 - b + b * lengths[key] / average)
                 scores[key] = scores.get(key, 0.0) + idf * frequency * (k1 + 1) / (frequency + norm)
+        return scores
+
+    @staticmethod
+    def best(scores: dict[str, float], *, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best of ``scores``, best first; ties broken by key."""
         if len(scores) > limit:
-            ranked = heapq.nsmallest(limit, scores.items(), key=lambda pair: (-pair[1], pair[0]))
-        else:
-            ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
-        return ranked[:limit]
+            return heapq.nsmallest(limit, scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))

@@ -24,12 +24,13 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
-from assistant.memory.lexical import tokenize
+from assistant.memory.lexical import BM25Index, tokenize
 from assistant.memory.temporal import item_dates, resolve_dates
 
 __all__ = [
     "QueryPlan",
     "analyze_query",
+    "frequent_names",
     "item_tags",
     "mentioned_speakers",
     "speaker_tag",
@@ -107,6 +108,41 @@ def mentioned_speakers(plan: QueryPlan, speakers: list[str]) -> list[str]:
         if name in plan.words or (not name.isascii() and name in folded):
             found.append(tag)
     return found
+
+
+FREQUENT_NAME_MEMORIES = 10
+"""The fewest memories a frequent name must be in (see :func:`frequent_names`)."""
+
+
+def frequent_names(plan: QueryPlan, lexical: BM25Index, *, share: float) -> list[str]:
+    """The names in the question that at least ``share`` of the memories hold, as tags.
+
+    A name is a capitalised word after the question's first; it counts when it is in
+    at least that share of ``lexical``'s memories and in :data:`FREQUENT_NAME_MEMORIES`
+    of them. Such a name is someone the memories are said to or by (a conversation's
+    two people), not what one of them is about. The tags are :func:`speaker_tag`'s, for
+    :func:`without_names`.
+
+    >>> index = BM25Index()
+    >>> for n in range(10):
+    ...     index.add(f"t{n}", f"Thanks Joanna! Turn {n}")
+    >>> plan = analyze_query("What are Joanna's hobbies?", date(2023, 5, 14))
+    >>> frequent_names(plan, index, share=0.1)
+    ['speaker:joanna']
+    >>> frequent_names(plan, index, share=0.5), frequent_names(plan, BM25Index(), share=0.1)
+    (['speaker:joanna'], [])
+    """
+    found: list[str] = []
+    total = len(lexical)
+    for match in re.finditer(r"[^\W\d_]+", plan.text):
+        word = match.group()
+        terms = tokenize(word)
+        if match.start() == 0 or not word.istitle() or len(terms) != 1:
+            continue
+        holding = lexical.holding(terms[0])
+        if holding >= FREQUENT_NAME_MEMORIES and holding >= share * total:
+            found.append(speaker_tag(word))
+    return list(dict.fromkeys(found))
 
 
 NAME_REPLACEMENT = ""

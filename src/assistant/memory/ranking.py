@@ -1,7 +1,9 @@
 """How hybrid recall ranks a user's memories: pure functions of the index and the question.
 
 Three rankings (embedding similarity, BM25, and the question's days) are fused by
-reciprocal rank, and memories said by the speaker asked about gain a boost. Nothing here
+reciprocal rank, and memories said by the speaker asked about gain a boost. The BM25
+ranking is then redone with the words of the first pass's best memories added to the
+question's (RM3 pseudo-relevance feedback), and the rankings fused again. Nothing here
 reads the store or embeds anything: :mod:`assistant.memory.index` brings the index and
 the query's vector, so each step can be tested on its own.
 """
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import SearchItem
 
+from assistant.memory.lexical import BM25Index
 from assistant.memory.query import QueryPlan
 from assistant.memory.user_index import UserIndex
 from assistant.tokens import is_cjk_text
@@ -24,6 +27,7 @@ __all__ = [
     "WEIGHTS",
     "FusionWeights",
     "date_ranking",
+    "feedback_terms",
     "favoured",
     "fuse",
     "rank",
@@ -80,6 +84,28 @@ class FusionWeights:
     speaker_boost: float = 1.0
     """Gain for memories said by a speaker the question names (or by the user, when
     the question says "I"/"my"/"我")."""
+    frequent_name_share: float = 0.1
+    """A name in the question (a capitalised word after its first) that at least this
+    share of the memories hold, and at least ten of them, is taken out of the question,
+    as a speaker's name is (0: never). Such a name is someone the memories talk to, not
+    a topic: without turn metadata, "What are Joanna's hobbies?" otherwise finds every
+    "Wow Joanna, ..." (LoCoMo dev recall@10 text only 0.612 -> 0.751)."""
+    feedback_weight: float = 0.3
+    """Pseudo-relevance feedback (RM3): the share of the keyword query given to the
+    words of the first pass's best memories (0: off). Only memories the keyword ranking
+    found feed it, so a first pass found by the embedding alone (a question in another
+    language than its memories) adds nothing (LoCoMo dev recall@10 text only 0.732 ->
+    0.751, with turn metadata 0.837 -> 0.838; the fact set unchanged)."""
+    feedback_memories: int = 5
+    """How many of the first pass's best memories feed the keyword query."""
+    feedback_terms: int = 10
+    """How many of their words, most weighty first, join the keyword query."""
+    feedback_max_share: float = 0.1
+    """A word more than this share of the memories hold never joins the keyword query:
+    like a frequent name, it says little about which memory answers ("great", "thanks",
+    the other person's name). Small indexes (under ten memories) are never widened (LoCoMo
+    dev recall@10 0.746 -> 0.751 text only, 0.833 -> 0.838 with turn metadata; 0.05 and
+    0.2 gave 0.739 / 0.840 and 0.744 / 0.840: a gain of a few questions)."""
 
 
 WEIGHTS = FusionWeights()
@@ -161,6 +187,81 @@ def favoured(index: UserIndex, plan: QueryPlan, speakers: list[str]) -> set[str]
     return keys
 
 
+def _rankings(
+    index: UserIndex,
+    plan: QueryPlan,
+    scores: np.ndarray[Any, Any],
+    keyword_scores: dict[str, float],
+    weights: FusionWeights,
+) -> list[tuple[float, list[str]]]:
+    """The vector, keyword and date rankings, each ``(weight, keys best first)``."""
+    date_weight = weights.date_weight if plan.dates else 0.0
+    found = BM25Index.best(keyword_scores, limit=weights.candidates)
+    return [
+        (weights.vector_weight, _best(index, scores, weights.candidates)),
+        (weights.lexical_weight, [key for key, _ in found]),
+        (date_weight, date_ranking(index, plan, scores, weights) if date_weight else []),
+    ]
+
+
+def feedback_terms(
+    index: UserIndex, feedback: Sequence[tuple[str, float]], weights: FusionWeights
+) -> dict[str, float]:
+    """RM3's expansion: the words the ``feedback`` memories are made of, weightiest first.
+
+    Each memory lends its words in proportion to its score and to their share of its
+    text, leaving out words more than ``weights.feedback_max_share`` of the memories
+    hold; the ``weights.feedback_terms`` weightiest share ``weights.feedback_weight``.
+
+    >>> index = UserIndex(dims=1)
+    >>> index.lexical.add("a", "dance studio, dance class")
+    >>> for n in range(10):
+    ...     index.lexical.add(f"other {n}", f"a class of {n}")
+    >>> {term: round(weight, 2) for term, weight in feedback_terms(
+    ...     index, [("a", 1.0)], FusionWeights()).items()}
+    {'danc': 0.2, 'studio': 0.1}
+    """
+    total = sum(score for _, score in feedback) or 1.0
+    most = weights.feedback_max_share * len(index.lexical)
+    model: dict[str, float] = {}
+    for key, score in feedback:
+        counts = index.lexical.term_counts(key)
+        length = sum(counts.values()) or 1.0
+        for term, count in counts.items():
+            if index.lexical.holding(term) <= most:
+                model[term] = model.get(term, 0.0) + score / total * count / length
+    best = sorted(model.items(), key=lambda pair: (-pair[1], pair[0]))[: weights.feedback_terms]
+    norm = sum(value for _, value in best) or 1.0
+    return {term: weights.feedback_weight * value / norm for term, value in best}
+
+
+def _feedback_ranking(
+    index: UserIndex,
+    rankings: list[tuple[float, list[str]]],
+    keyword_scores: dict[str, float],
+    plan: QueryPlan,
+    boosted: set[str],
+    weights: FusionWeights,
+) -> list[str]:
+    """The keyword ranking again, the question's terms widened by the first pass (RM3).
+
+    The feedback memories are the first pass's best that share a term with the question.
+    BM25 adds up over terms, so the question's own terms keep their first scores, scaled
+    to their share of the query, and the expansion's terms are scored only for the first
+    pass's candidates: a common word's long list of memories is never walked (at 10,000
+    memories, walking them cost 4 ms a query; these few lookups cost under 1 ms).
+    """
+    first = fuse(rankings, limit=weights.candidates, weights=weights, favoured=boosted)
+    feedback = [pair for pair in first if pair[0] in keyword_scores][: weights.feedback_memories]
+    own = (1 - weights.feedback_weight) / len(set(plan.terms))
+    mixed = {key: own * score for key, score in keyword_scores.items()}
+    candidates = {key for _, keys in rankings for key in keys}
+    expansion = index.lexical.scores(feedback_terms(index, feedback, weights), among=candidates)
+    for key, score in expansion.items():
+        mixed[key] = mixed.get(key, 0.0) + score
+    return [key for key, _ in BM25Index.best(mixed, limit=weights.candidates)]
+
+
 def rank(
     index: UserIndex,
     plan: QueryPlan,
@@ -171,18 +272,18 @@ def rank(
     limit: int,
     weights: FusionWeights = WEIGHTS,
 ) -> list[tuple[str, float]]:
-    """The ``limit`` best keys of a non-empty ``index`` for ``plan``, with their scores."""
+    """The ``limit`` best keys of a non-empty ``index`` for ``plan``, with their scores.
+
+    With feedback on (``weights.feedback_weight``), the keyword ranking is the second
+    pass of :func:`_feedback_ranking`.
+    """
     scores = vector_scores(index, query_vector, query_cjk=query_cjk, weights=weights)
-    date_weight = weights.date_weight if plan.dates else 0.0
-    rankings = [
-        (weights.vector_weight, _best(index, scores, weights.candidates)),
-        (
-            weights.lexical_weight,
-            [key for key, _ in index.lexical.search_terms(plan.terms, limit=weights.candidates)],
-        ),
-        (date_weight, date_ranking(index, plan, scores, weights) if date_weight else []),
-    ]
     boosted = favoured(index, plan, speakers) if weights.speaker_boost else set()
+    keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
+    rankings = _rankings(index, plan, scores, keyword_scores, weights)
+    if weights.feedback_weight and keyword_scores:
+        ranking = _feedback_ranking(index, rankings, keyword_scores, plan, boosted, weights)
+        rankings[1] = (weights.lexical_weight, ranking)
     return fuse(rankings, limit=limit, weights=weights, favoured=boosted)
 
 
