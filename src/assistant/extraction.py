@@ -35,7 +35,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.constants import TAG_NOSTREAM
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import Item
 
 from assistant import hold_timers, memory, models, prompts, providers
 from assistant.context import Context
@@ -157,9 +157,9 @@ async def extract(
 async def _extract(
     scope: RunScope, batch: Sequence[Said], *, via: str, client: str | None
 ) -> ConsolidationReport:
-    context, user_id, store = scope.context, scope.user_id, scope.store
+    context = scope.context
     text = "\n\n".join(said.text for said in batch)
-    known = await known_facts(store, user_id, text)
+    known = await known_facts(scope.memory, text)
     operations = await asyncio.wait_for(
         decide_operations(text, known, context=context),
         timeout=context.extraction_timeout_s,
@@ -202,10 +202,10 @@ def provenance(batch: Sequence[Said], *, own: bool) -> dict[str, Any]:
     return found
 
 
-async def known_facts(store: BaseStore, user_id: str, text: str) -> list[Item]:
+async def known_facts(user: memory.UserMemory, text: str) -> list[Item]:
     """The facts the model is shown: the profile, then the closest others to ``text``."""
-    pinned = (await memory.profile(store, user_id))[:MAX_PROFILE_SHOWN]
-    closest = await memory.recall(store, user_id, text[:2000], limit=KNOWN_FACTS_SHOWN)
+    pinned = (await user.profile())[:MAX_PROFILE_SHOWN]
+    closest = await user.recall(text[:2000], limit=KNOWN_FACTS_SHOWN)
     shown = {item.key for item in pinned}
     return [*pinned, *(item for item in closest if item.key not in shown)]
 
