@@ -4,8 +4,8 @@ Every change to a user's facts or episodes is made through a `Writer`, which
 `assistant.memory.UserMemory` creates for each change: it writes the item and tells the
 recall index (`assistant.memory.index.record_write`) in the same step, writes the audit
 entries the change calls for with who made it and through what, and, for a turn of a
-thread, keeps each fact's value from before the turn and records it when the turn is done
-(`assistant.memory.turns`), so that a rolled-back turn can be undone. No other module
+thread, keeps each fact's value from before the turn and records it before the fact is
+written (`assistant.memory.turns`), so that a rolled-back turn can be undone. No other module
 writes a fact or an episode to the store.
 """
 
@@ -57,8 +57,16 @@ class Writer:
     async def put_fact(
         self, key: str, value: dict[str, Any] | None, *, before: dict[str, Any] | None
     ) -> None:
-        """Write the fact ``key`` as ``value`` (None deletes it); ``before`` is what it was."""
-        self.before.setdefault(key, None if before is None else dict(before))
+        """Write the fact ``key`` as ``value`` (None deletes it); ``before`` is what it was.
+
+        In a turn, the turn's record is written first, with ``key``'s value before it: a
+        run cancelled (rolled back) between the two leaves a record that undoes a change
+        that was made, or that restores a value that did not change, never a change that
+        nothing can undo.
+        """
+        if key not in self.before:
+            self.before[key] = None if before is None else dict(before)
+            await self.finish()
         await self._write(user_facts_namespace(self.user_id), key, value)
 
     async def put_episode(self, thread_id: str, value: dict[str, Any] | None) -> None:
