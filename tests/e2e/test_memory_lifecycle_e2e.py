@@ -347,7 +347,9 @@ async def test_each_turns_memory_metrics_are_in_the_thread_state(
         # the message with its random marker, near the line)
         (f"({marker} 3) I live in Hangzhou, as I said before.", {"nothing", "skipped"}),
         (f"({marker} 4) I really like green tea with jasmine flowers.", {"kept"}),
-        (f"({marker} 5) Which teas go well with jasmine flowers?", {"skipped"}),
+        # a question about a fact just said: the gate sends about a quarter of non-facts
+        # (26.8% on its test split), so the model may be asked and find nothing
+        (f"({marker} 5) Which teas go well with jasmine flowers?", {"skipped", "nothing"}),
     ]
     previous_ids: set[str] = set()
     compressed_turns: list[int] = []
