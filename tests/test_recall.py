@@ -253,12 +253,12 @@ async def test_keyword_feedback_finds_what_the_best_hit_talks_about(store: InMem
     rent = "Rents downtown near the old bakery went up again."
     for text in [studio, rent, *[f"We watched film number {n}." for n in range(30)]]:
         await save_memory(store, USER, text)
-    keywords_only = {"vector_weight": 0.0, "date_weight": 0.0}  # the other rankings score 0
+    keywords_only = FusionWeights(vector_weight=0.0, date_weight=0.0)  # others score 0
     for weight, expected in ((0.3, [studio, rent]), (0.0, [studio])):
-        weights = FusionWeights(**keywords_only, feedback_weight=weight)
+        weights = dataclasses.replace(keywords_only, feedback_weight=weight)
         items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=weights)
         assert [item.value["content"] for item in items if item.score] == expected
-    common_too = FusionWeights(**keywords_only, feedback_max_share=1.0)
+    common_too = dataclasses.replace(keywords_only, feedback_max_share=1.0)
     items = await memory.recall(store, USER, "Where is the studio?", limit=10, weights=common_too)
     assert len([item for item in items if item.score]) == 10  # every film, through "watched"
 
