@@ -5,8 +5,14 @@ Import them as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -128,3 +134,27 @@ def create_database(uri: str, name: str) -> str:
         if not exists:
             conn.execute(f'CREATE DATABASE "{name}"')
     return database_uri(uri, name)
+
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+"""The benchmarks' folder: scripts, not a package."""
+
+
+@contextmanager
+def bench_module(name: str) -> Iterator[ModuleType]:
+    """``bench/<name>.py`` loaded as module ``name``, with ``bench/`` importable meanwhile.
+
+    A benchmark imports its neighbours (``peers``, ``recall``, ``locomo``) as top-level
+    modules, and its dataclasses look their own module up in ``sys.modules``.
+    """
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)
+        sys.path.remove(str(BENCH))

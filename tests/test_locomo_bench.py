@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -13,8 +11,7 @@ import pytest
 from langgraph.store.base import BaseStore
 
 from assistant.memory import user_facts_namespace
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from helpers import bench_module
 
 SAMPLE: dict[str, Any] = {
     "sample_id": "conv-t1",
@@ -45,15 +42,8 @@ SAMPLE: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def locomo() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbours (peers, recall)
-    try:
-        spec = importlib.util.spec_from_file_location("locomo", BENCH / "locomo.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with bench_module("locomo") as module:
         yield module
-    finally:
-        sys.path.remove(str(BENCH))
 
 
 def test_questions_are_read_with_their_evidence_and_the_left_out_ones_counted(

@@ -8,11 +8,8 @@ words, and questions are scored by evidence turn and by the answer's words.
 from __future__ import annotations
 
 import doctest
-import importlib.util
-import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -20,8 +17,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from assistant.memory import list_memories, normalize_fact
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from helpers import bench_module
 
 SAMPLE: dict[str, Any] = {
     "sample_id": "conv-t1",
@@ -81,18 +77,8 @@ SAMPLE: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCH))  # the benchmark imports its neighbours (locomo, peers)
-    try:
-        path = BENCH / "locomo_product.py"
-        spec = importlib.util.spec_from_file_location("locomo_product", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["locomo_product"] = module  # its dataclasses look their module up
-        spec.loader.exec_module(module)
+    with bench_module("locomo_product") as module:
         yield module
-    finally:
-        sys.modules.pop("locomo_product", None)
-        sys.path.remove(str(BENCH))
 
 
 async def facts_by_turn(stored: Any, speaker: str) -> dict[str, dict[str, Any]]:
