@@ -108,7 +108,7 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
     assert chengdu_item is not None
     turn = Writer(store=store, user_id=USER, thread_id="t4", message_id="m6")
     turn.before[chengdu] = dict(chengdu_item.value)  # as if the turn had changed it
-    await turn.finish()
+    await turn.record_turn()
     await memory.UserMemory(store, USER).save_episode(
         thread_id="t5",
         summary="The user said she lives in Chengdu, near the river, and planned a trip to Xi'an.",
@@ -213,8 +213,7 @@ async def test_forgetting_an_old_version_keeps_the_fact_that_replaced_it(
 async def test_a_rolled_back_turn_cannot_bring_a_forgotten_fact_back(store: InMemoryStore) -> None:
     key = await memory.save_memory(store, USER, "住在杭州")
     turn = Writer(store=store, user_id=USER, thread_id="t1", message_id="gone")
-    await update_memory(turn, key, "住在杭州西湖边")
-    await turn.finish()
+    await update_memory(turn, key, "住在杭州西湖边")  # the turn is recorded as it writes
     await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
 
     undone = await memory.UserMemory(store, USER).settle("t1", ["another"])

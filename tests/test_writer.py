@@ -32,7 +32,8 @@ async def test_a_turn_cancelled_after_a_fact_landed_can_still_be_undone() -> Non
     writer = Writer(store=store, user_id=USER, thread_id="t1", message_id="m1")
     with pytest.raises(asyncio.CancelledError):
         await writer.put_fact("k1", {"content": "Lives in Lyon"}, before=None)
-    # finish() never ran, yet the turn's record names the fact, with its value before
+    # the run stopped right after the write, yet the turn's record names the fact and its
+    # value before
     record = await store.aget(user_turns_namespace(USER), "t1")
     assert record is not None and record.value["before"] == {"k1": None}
 

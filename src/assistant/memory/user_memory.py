@@ -210,11 +210,9 @@ class UserMemory:
         the turn changed is recorded, so that a rolled-back turn can be undone (`settle`).
         """
         writer = self._writer(via=via, thread_id=thread_id, client=client, message_id=message_id)
-        report = await apply_operations(
+        return await apply_operations(
             writer, operations, known, min_confidence=min_confidence, metadata=metadata
         )
-        await writer.finish()
-        return report
 
     async def note_heard(self, **entry: Any) -> dict[str, Any]:
         """Record what memory made of one message (`assistant.memory.heard.record_heard`)."""

@@ -35,7 +35,7 @@ class Writer:
     ``via``, ``thread_id`` and ``client`` are what the audit trail records
     (`assistant.memory.audit`); ``thread_id`` also goes into a changed fact's history.
     With ``message_id`` (and ``thread_id``), the change is a turn of that thread:
-    `finish` records what it changed.
+    each fact's write is preceded by the turn's record of what it changed.
     """
 
     store: BaseStore
@@ -66,7 +66,7 @@ class Writer:
         """
         if key not in self.before:
             self.before[key] = None if before is None else dict(before)
-            await self.finish()
+            await self.record_turn()
         await self._write(user_facts_namespace(self.user_id), key, value)
 
     async def put_episode(self, thread_id: str, value: dict[str, Any] | None) -> None:
@@ -99,10 +99,11 @@ class Writer:
             **client_detail(self.client),
         )
 
-    async def finish(self) -> None:
+    async def record_turn(self) -> None:
         """Record what a turn changed, so that it can be undone if the turn is rolled back.
 
-        One record per thread (`assistant.memory.turns`): the message and each fact's value
+        `put_fact` calls it before each fact the turn changes for the first time. One record
+        per thread (`assistant.memory.turns`): the message and each fact's value
         before the turn.
         """
         if self.before and self.thread_id and self.message_id:
