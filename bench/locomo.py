@@ -8,8 +8,9 @@ What is measured
     evidence turns is in the top k; recall@k is the share of questions with a hit.
 
     ours, text only      ``save_memory(store, user, text)``, ``recall(..., limit=10)``
-    ours, turn metadata  plus the turn's metadata (thread_id, turn) and what recall reads
-                         from it (memory/query.py, lexical.py): speaker, role (speaker_a
+    ours, turn metadata  plus the turn's metadata (thread_id and turn, which link a turn
+                         to the next one) and what recall reads from it (memory/query.py,
+                         lexical.py, user_index.py): speaker, role (speaker_a
                          is the user), said_at (the session's date), context (the
                          session's previous turn); recall is asked at the last session's
                          time (``now``)
@@ -406,6 +407,13 @@ FEATURES = (
         "cross-language offsets",
         {"latin_query_offset": 0.0, "cjk_query_offset": 0.0},
         {"latin_query_offset": 0.006, "cjk_query_offset": 0.086},
+    ),
+    Feature("window vector (turn before + text)", {"window_weight": 0.0}, {"window_weight": 1.0}),
+    Feature("next turn's similarity", {"next_turn_weight": 0.0}, {"next_turn_weight": 0.3}),
+    Feature(
+        "next turn's words",
+        {"assistant.memory.lexical.NEXT_TURN_WEIGHT": 0.0},
+        {"assistant.memory.lexical.NEXT_TURN_WEIGHT": 0.5},
     ),
     Feature(
         "previous turn as context",

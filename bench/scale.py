@@ -106,7 +106,10 @@ async def load(store: BaseStore, users: int, facts: int, rng: np.random.Generato
         await kept_vectors.save_vectors(
             store,
             namespace,
-            {key: (text, vector) for key, text, vector in zip(keys, texts, vectors, strict=True)},
+            {
+                key: ([text], [vector])
+                for key, text, vector in zip(keys, texts, vectors, strict=True)
+            },
             embeddings,
         )
 

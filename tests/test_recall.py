@@ -54,6 +54,8 @@ def test_fusion_weights_defaults_are_deliberate() -> None:
         "latin_query_offset": 0.006,
         "cjk_query_offset": 0.086,
         "candidates": 50,
+        "window_weight": 1.0,
+        "next_turn_weight": 0.3,
         "date_weight": 3.0,
         "expand_dates": True,
         "speaker_boost": 1.0,

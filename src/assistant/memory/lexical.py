@@ -15,8 +15,11 @@ with the ``dev`` and ``bench`` extras.
 
 A memory is indexed with its own words and, at :data:`CONTEXT_WEIGHT`, the words of the
 turn before it (``context``), so "Biscuit, the kids picked it." is found by "what is the
-dog's name?" when the turn before asked "what did you name it?". Tags (the speaker, the
-days it mentions or was said on, its place in a conversation) are kept in a separate
+dog's name?" when the turn before asked "what did you name it?". At
+:data:`NEXT_TURN_WEIGHT` it also holds the words of the turn after it, when the index
+knows that turn (:class:`~assistant.memory.user_index.UserIndex` links turns by their
+``thread_id`` and ``turn``): "Take a look at this." is found by what its reply says.
+Tags (the speaker, the days it mentions or was said on) are kept in a separate
 exact-match map; they never count in BM25.
 
 The index is inverted and updated in place, so adding a memory costs microseconds and a
@@ -73,6 +76,9 @@ STEM = True
 
 CONTEXT_WEIGHT = 0.5
 """Term-frequency weight of the previous turn's words in a memory's document."""
+
+NEXT_TURN_WEIGHT = 0.5
+"""Term-frequency weight of the next turn's words in a memory's document."""
 
 
 _SCRIPT_LANGUAGES = (
@@ -168,8 +174,16 @@ class BM25Index:
         """Whether ``key`` is indexed."""
         return key in self._lengths
 
-    def add(self, key: str, text: str, *, context: str = "", tags: Iterable[str] = ()) -> None:
-        """Index ``text`` (and ``context`` at :data:`CONTEXT_WEIGHT`) under ``key``.
+    def add(
+        self,
+        key: str,
+        text: str,
+        *,
+        context: str = "",
+        next_turn: str = "",
+        tags: Iterable[str] = (),
+    ) -> None:
+        """Index ``text`` (``context`` and ``next_turn`` at their weights) under ``key``.
 
         ``tags`` are exact labels found again with :meth:`tagged`. Replaces what ``key``
         had.
@@ -178,9 +192,10 @@ class BM25Index:
         counts: dict[str, float] = {}
         for term in tokenize(text):
             counts[term] = counts.get(term, 0.0) + 1.0
-        if context and CONTEXT_WEIGHT:
-            for term in tokenize(context):
-                counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT
+        for around, weight in ((context, CONTEXT_WEIGHT), (next_turn, NEXT_TURN_WEIGHT)):
+            if around and weight:
+                for term in tokenize(around):
+                    counts[term] = counts.get(term, 0.0) + weight
         for term, count in counts.items():
             self._postings.setdefault(term, {})[key] = float(count)
         self._terms[key] = list(counts)

@@ -39,6 +39,7 @@ from assistant.memory.vectors import (
     LIST_PAGE,
     Vector,
     drop_vectors,
+    embedded_texts,
     embedding_dims,
     save_vectors,
     store_embeddings,
@@ -85,7 +86,7 @@ async def record_write(
     if value is None or not is_current(value):  # out of recall: its vector goes too
         await drop_vectors(store, namespace, [key])
     else:
-        vector = await _vector_for(store, namespace, index, key, str(value.get("content", "")))
+        vector = await _vector_for(store, namespace, index, key, value)
     if value is None or vector is None:  # gone now, whoever else wrote: never searchable again
         index.remove(key)
     in_place = index.freshness.written(before=before, after=after)
@@ -96,16 +97,17 @@ async def record_write(
 
 
 async def _vector_for(
-    store: BaseStore, namespace: tuple[str, ...], index: UserIndex, key: str, content: str
-) -> Sequence[float] | Vector:
-    """The vector of ``key``'s new ``content``: the held one if the text is unchanged."""
+    store: BaseStore, namespace: tuple[str, ...], index: UserIndex, key: str, value: dict[str, Any]
+) -> Sequence[Sequence[float]] | Vector:
+    """The vectors of ``key``'s new ``value``: the held ones if its texts are unchanged."""
+    texts = embedded_texts(value)
     known = index.items.get(key)
-    if known is not None and known.value.get("content") == content:
+    if known is not None and embedded_texts(known.value) == texts:
         return index.vector_of(key)
     embeddings = store_embeddings(store)
-    [vector] = await embeddings.aembed_documents([content])
-    await save_vectors(store, namespace, {key: (content, vector)}, embeddings)
-    return vector
+    vectors = await embeddings.aembed_documents(texts)
+    await save_vectors(store, namespace, {key: (texts, vectors)}, embeddings)
+    return vectors
 
 
 async def _list_current(store: BaseStore, namespace: tuple[str, ...]) -> tuple[list[Item], int]:
@@ -165,7 +167,7 @@ async def _upsert_changed(
     unembedded = []
     for item in new_texts:
         kept = stored.get(item.key)
-        if kept is not None and len(kept) == index.dims:
+        if kept is not None and kept.shape[-1] == index.dims:
             index.upsert(item, kept)
         else:
             unembedded.append(item)
@@ -179,7 +181,7 @@ def _differs(index: UserIndex, item: Item) -> bool:
 
 def _same_text(index: UserIndex, item: Item) -> bool:
     known = index.items.get(item.key)
-    return known is not None and known.value.get("content") == item.value.get("content")
+    return known is not None and embedded_texts(known.value) == embedded_texts(item.value)
 
 
 async def _embed(
@@ -189,14 +191,13 @@ async def _embed(
     embeddings = store_embeddings(store)
     for start in range(0, len(items), EMBED_BATCH):
         batch = items[start : start + EMBED_BATCH]
-        texts = [str(item.value.get("content", "")) for item in batch]
-        vectors = await embeddings.aembed_documents(texts)
-        for item, vector in zip(batch, vectors, strict=True):
-            index.upsert(item, vector)
-        kept = {
-            item.key: (text, vector)
-            for item, text, vector in zip(batch, texts, vectors, strict=True)
-        }
+        texts = [embedded_texts(item.value) for item in batch]
+        flat = await embeddings.aembed_documents([text for each in texts for text in each])
+        kept: dict[str, tuple[list[str], Sequence[Sequence[float]]]] = {}
+        for item, each in zip(batch, texts, strict=True):
+            kept[item.key] = (each, flat[: len(each)])
+            flat = flat[len(each) :]
+            index.upsert(item, kept[item.key][1])
         await save_vectors(store, namespace, kept, embeddings)
 
 

@@ -1,5 +1,10 @@
 """The in-process search index of each user's current facts: rows, vectors, BM25, pins.
 
+Facts that say where they were said (a ``thread_id`` and an integer ``turn``, as the
+product's facts and turns saved with turn metadata do) are linked to the facts of the
+next turn of their thread: each is indexed with the words of that turn too, and
+:mod:`assistant.memory.ranking` gives it a share of that turn's similarity.
+
 One :class:`UserIndex` per user and store, kept by a :class:`Registry` that forgets the
 least recently used users once all of them together hold more than
 :data:`MAX_CACHED_FACTS` facts. How an index is kept in step with the store is
@@ -22,12 +27,24 @@ from assistant.compat import base_store
 from assistant.memory.freshness import Freshness
 from assistant.memory.lexical import BM25Index
 from assistant.memory.query import item_tags
+from assistant.memory.vectors import embedded_texts
 from assistant.tokens import is_cjk_text
 
-__all__ = ["EVICT_CHECK_S", "MAX_CACHED_FACTS", "Registry", "UserIndex", "registry"]
+__all__ = [
+    "EVICT_CHECK_S",
+    "MAX_CACHED_FACTS",
+    "TURN_FACTS_LINKED",
+    "Registry",
+    "UserIndex",
+    "registry",
+]
 
 MAX_CACHED_FACTS = 250_000
 """Facts kept in the index across all users before the least recently used go."""
+
+TURN_FACTS_LINKED = 16
+"""A turn with more facts than this is not linked to its neighbours (a bulk import that
+gives every fact the same turn would otherwise make each write re-index all of them)."""
 
 EVICT_CHECK_S = 1.0
 """The cached facts are counted (for eviction) when a user's index is added, and at most
@@ -47,48 +64,108 @@ class UserIndex:
         self.rows: dict[str, int] = {}
         self.items: dict[str, Item] = {}
         self.vectors = np.zeros((16, dims), dtype=np.float32)
-        """Unit vectors by row (the first ``len(self)`` rows are in use)."""
+        """Unit vectors of the facts' texts by row (the first ``len(self)`` rows are in use)."""
+        self.windows = np.zeros((16, dims), dtype=np.float32)
+        """Unit vectors of each fact's context and text together (its text's without a
+        context), by row."""
         self.cjk = np.zeros(16, dtype=bool)
         """Whether each row's text is CJK, for the cross-language offset."""
         self.lexical = BM25Index()
         self.pinned: set[str] = set()
+        self.turns: dict[tuple[str, int], set[str]] = {}
+        """The keys of the facts said at each ``(thread_id, turn)``."""
+        self.turn_of: dict[str, tuple[str, int]] = {}
 
     def __len__(self) -> int:
         """Number of facts held."""
         return len(self.keys)
 
     def vector_of(self, key: str) -> np.ndarray[Any, Any]:
-        """A copy of the held vector of ``key``."""
-        vector: np.ndarray[Any, Any] = self.vectors[self.rows[key]].copy()
-        return vector
+        """A copy of the held vectors of ``key``: its text's, then its window's if it has one."""
+        row = self.rows[key]
+        rows = [self.vectors[row]]
+        if len(embedded_texts(self.items[key].value)) > 1:
+            rows.append(self.windows[row])
+        return np.stack(rows)
 
-    def upsert(self, item: Item, vector: Sequence[float] | np.ndarray[Any, Any]) -> None:
-        """Hold ``item`` (a current fact) with its ``vector``, replacing what its key had."""
+    def upsert(
+        self, item: Item, vector: Sequence[float] | Sequence[Sequence[float]] | np.ndarray[Any, Any]
+    ) -> None:
+        """Hold ``item`` (a current fact) with its vectors, replacing what its key had.
+
+        ``vector``: one row per text of :func:`~assistant.memory.vectors.embedded_texts`
+        (a single row, or a flat vector, stands for both).
+        """
         row = self.rows.get(item.key)
         if row is None:
             row = len(self.keys)
             if row == len(self.vectors):
                 self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
+                self.windows = np.concatenate([self.windows, np.zeros_like(self.windows)])
                 self.cjk = np.concatenate([self.cjk, np.zeros_like(self.cjk)])
             self.keys.append(item.key)
             self.rows[item.key] = row
-        array = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(array))
-        self.vectors[row] = array / norm if norm else array
-        content = str(item.value.get("content", ""))
-        self.cjk[row] = is_cjk_text(content)
+        rows = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+        self.vectors[row] = _unit(rows[0])
+        self.windows[row] = _unit(rows[-1])
+        self.cjk[row] = is_cjk_text(str(item.value.get("content", "")))
         self.items[item.key] = item
-        context = item.value.get("context")
-        self.lexical.add(
-            item.key,
-            content,
-            context=context if isinstance(context, str) else "",
-            tags=item_tags(item.value),
-        )
+        self._place(item)
         if item.value.get("pinned"):
             self.pinned.add(item.key)
         else:
             self.pinned.discard(item.key)
+
+    def next_turn_keys(self, key: str) -> set[str]:
+        """The facts of the turn after ``key``'s in its thread (none without a turn)."""
+        return self._turn_keys(key, +1)
+
+    def previous_turn_keys(self, key: str) -> set[str]:
+        """The facts of the turn before ``key``'s in its thread."""
+        return self._turn_keys(key, -1)
+
+    def _turn_keys(self, key: str, step: int) -> set[str]:
+        place = self.turn_of.get(key)
+        if place is None or len(self.turns[place]) > TURN_FACTS_LINKED:
+            return set()
+        keys = self.turns.get((place[0], place[1] + step), set())
+        return keys if len(keys) <= TURN_FACTS_LINKED else set()
+
+    def _place(self, item: Item) -> None:
+        """Index ``item``'s words and link it to its turn's neighbours."""
+        self._unplace(item.key)
+        thread, turn = item.value.get("thread_id"), item.value.get("turn")
+        if isinstance(thread, str) and isinstance(turn, int) and not isinstance(turn, bool):
+            self.turn_of[item.key] = (thread, turn)
+            self.turns.setdefault((thread, turn), set()).add(item.key)
+        self._index_words(item.key)
+        for before in self.previous_turn_keys(item.key):
+            self._index_words(before)
+
+    def _unplace(self, key: str) -> None:
+        """Unlink ``key`` from its turn (the turn before loses its words)."""
+        before = self.previous_turn_keys(key)
+        place = self.turn_of.pop(key, None)
+        if place is not None:
+            keys = self.turns[place]
+            keys.discard(key)
+            if not keys:
+                del self.turns[place]
+        for other in before:
+            self._index_words(other)
+
+    def _index_words(self, key: str) -> None:
+        """(Re)index ``key``'s words: its text, the turn before and the turn after."""
+        value = self.items[key].value
+        context = value.get("context")
+        after = sorted(self.next_turn_keys(key))
+        self.lexical.add(
+            key,
+            str(value.get("content", "")),
+            context=context if isinstance(context, str) else "",
+            next_turn="\n".join(str(self.items[k].value.get("content", "")) for k in after),
+            tags=item_tags(value),
+        )
 
     def remove(self, key: str) -> None:
         """Forget ``key``, if held (the last row moves into its place)."""
@@ -101,11 +178,18 @@ class UserIndex:
             self.keys[row] = moved
             self.rows[moved] = row
             self.vectors[row] = self.vectors[last]
+            self.windows[row] = self.windows[last]
             self.cjk[row] = self.cjk[last]
         self.keys.pop()
-        self.items.pop(key, None)
         self.lexical.remove(key)
+        self._unplace(key)
+        self.items.pop(key, None)
         self.pinned.discard(key)
+
+
+def _unit(vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
 
 
 class Registry:

@@ -1,9 +1,11 @@
-"""Each fact's embedding, kept in the store next to it, so no process embeds it twice.
+"""Each fact's embeddings, kept in the store next to it, so no process embeds them twice.
 
-A fact's vector lives in ``("memory_vectors", *namespace)`` under the fact's key, with
-the hash of the text it embeds and the embedder that made it: a fresh server process, or
-another replica, recalling over 1,000 facts embeds the query and nothing else, and a
-vector of an edited text or of another embedder is never reused.
+A fact is embedded as its text and, when it has a ``context`` (the turn before it), as
+that turn and its text together (:func:`embedded_texts`). Its vectors live in
+``("memory_vectors", *namespace)`` under the fact's key, with the hash of the texts they
+embed and the embedder that made them: a fresh server process, or another replica,
+recalling over 1,000 facts embeds the query and nothing else, and a vector of an edited
+text or of another embedder is never reused.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from assistant.memory.namespaces import vector_namespace
 
 __all__ = [
     "LIST_PAGE",
+    "WINDOW_CONTEXT_CHARS",
     "Vector",
     "drop_vectors",
+    "embedded_texts",
     "embedding_dims",
     "save_vectors",
     "store_embeddings",
@@ -39,7 +43,26 @@ GET_BY_KEY = 16
 """Up to this many kept vectors are read by key; more are read by listing them all."""
 
 Vector = np.ndarray[Any, np.dtype[np.float32]]
-"""One embedding, as kept."""
+"""A fact's embeddings as kept: one row per text of :func:`embedded_texts`."""
+
+WINDOW_CONTEXT_CHARS = 400
+"""The most of a fact's ``context`` embedded with it (its end, where the question the
+fact answers is), so the fact's own words stay inside the embedder's 512 tokens."""
+
+
+def embedded_texts(value: Mapping[str, Any]) -> list[str]:
+    r"""What a stored fact is embedded as: its content, then its context and content.
+
+    >>> embedded_texts({"content": "Biscuit."})
+    ['Biscuit.']
+    >>> embedded_texts({"content": "Biscuit.", "context": "What did you name the puppy?"})
+    ['Biscuit.', 'What did you name the puppy?\nBiscuit.']
+    """
+    content = str(value.get("content", ""))
+    context = value.get("context")
+    if isinstance(context, str) and context.strip():
+        return [content, f"{context.strip()[-WINDOW_CONTEXT_CHARS:]}\n{content}"]
+    return [content]
 
 
 def store_embeddings(store: BaseStore) -> Embeddings:
@@ -63,8 +86,9 @@ async def embedding_dims(embeddings: Embeddings) -> int:
     return dims
 
 
-def _text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+def _text_hash(texts: Sequence[str]) -> str:
+    """One text hashes as itself (so vectors kept before windows are still read)."""
+    return hashlib.sha256("\x1f".join(texts).encode("utf-8")).hexdigest()[:32]
 
 
 def _embedder_id(embeddings: Embeddings) -> str:
@@ -77,10 +101,10 @@ def _embedder_id(embeddings: Embeddings) -> str:
 async def save_vectors(
     store: BaseStore,
     namespace: tuple[str, ...],
-    vectors: Mapping[str, tuple[str, Sequence[float]]],
+    vectors: Mapping[str, tuple[Sequence[str], Sequence[Sequence[float]] | Vector]],
     embeddings: Embeddings,
 ) -> None:
-    """Store ``{key: (text, vector)}`` next to the facts (not indexed themselves)."""
+    """Store ``{key: (texts, their vectors)}`` next to the facts (not indexed themselves)."""
     embedder = _embedder_id(embeddings)
     await store.abatch(
         [
@@ -88,15 +112,15 @@ async def save_vectors(
                 vector_namespace(namespace),
                 key,
                 {
-                    "text_sha256": _text_hash(text),
+                    "text_sha256": _text_hash(texts),
                     "embedder": embedder,
-                    "vector": base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode(
+                    "vector": base64.b64encode(np.asarray(rows, dtype="<f4").tobytes()).decode(
                         "ascii"
                     ),
                 },
                 index=False,
             )
-            for key, (text, vector) in vectors.items()
+            for key, (texts, rows) in vectors.items()
         ]
     )
 
@@ -124,29 +148,32 @@ async def _kept(store: BaseStore, namespace: tuple[str, ...], keys: list[str]) -
     return [listed.get(key) for key in keys]
 
 
-def _decoded(kept: Item | None, text: str, embedder: str) -> Vector | None:
-    """A kept vector, if it was made by ``embedder`` from ``text`` and reads back."""
+def _decoded(kept: Item | None, texts: list[str], embedder: str) -> Vector | None:
+    """The kept vectors, a row per text, if ``embedder`` made them from ``texts``."""
     if kept is None or kept.value.get("embedder") != embedder:
         return None
-    if kept.value.get("text_sha256") != _text_hash(text):
+    if kept.value.get("text_sha256") != _text_hash(texts):
         return None
     try:
-        return np.frombuffer(base64.b64decode(kept.value["vector"]), dtype="<f4")
+        flat = np.frombuffer(base64.b64decode(kept.value["vector"]), dtype="<f4")
     except (KeyError, TypeError, ValueError):
         return None
+    if not flat.size or flat.size % len(texts):
+        return None
+    return flat.reshape(len(texts), -1)
 
 
 async def stored_vectors(
     store: BaseStore, namespace: tuple[str, ...], items: list[Item], embeddings: Embeddings
 ) -> dict[str, Vector]:
-    """The kept vectors of ``items`` whose text and embedder still match, by key."""
+    """The kept vectors of ``items`` whose texts and embedder still match, by key."""
     if not items:
         return {}
     kept = await _kept(store, namespace, [item.key for item in items])
     embedder = _embedder_id(embeddings)
     found: dict[str, Vector] = {}
     for item, stored in zip(items, kept, strict=True):
-        vector = _decoded(stored, str(item.value.get("content", "")), embedder)
+        vector = _decoded(stored, embedded_texts(item.value), embedder)
         if vector is not None:
             found[item.key] = vector
     return found
