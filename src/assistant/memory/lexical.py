@@ -78,7 +78,8 @@ CONTEXT_WEIGHT = 0.5
 """Term-frequency weight of the previous turn's words in a memory's document."""
 
 NEXT_TURN_WEIGHT = 0.5
-"""Term-frequency weight of the next turn's words in a memory's document."""
+"""Term-frequency weight of the next turn's words in a memory's document (LoCoMo dev
+recall@10 with turn metadata 0.859 at 0 -> 0.864)."""
 
 
 _SCRIPT_LANGUAGES = (

@@ -87,7 +87,8 @@ class FusionWeights:
     """Share of the best similarity among the memories of the next turn in the thread
     added to a memory's own, above the lowest similarity (turns are linked by their
     ``thread_id`` and ``turn``): a turn is also judged by its reply ("Take a look at
-    this." -> "What a beautiful sunrise painting!")."""
+    this." -> "What a beautiful sunrise painting!"; LoCoMo dev recall@10 with turn metadata
+    0.857 at 0 -> 0.864)."""
     date_weight: float = 3.0
     """Weight of the date ranking, for a question that names days ("last Saturday",
     "上周六"): memories that mention one of them first, then those said on one."""
