@@ -163,8 +163,10 @@ def vector_scores(
     query = np.asarray(query_vector, dtype=np.float32)
     norm = math.sqrt(float(np.dot(query, query))) or 1.0
     scores = index.vectors[:count] @ query
-    if weights.window_weight:
+    if weights.window_weight and index.windowed[:count].any():
         scores = scores + weights.window_weight * (index.windows[:count] @ query)
+    elif weights.window_weight:  # each memory is its own window
+        scores = scores * (1 + weights.window_weight)
     offset = weights.cross_language_offset(query_cjk) * (1 + weights.window_weight)
     adjusted: np.ndarray[Any, Any] = scores / norm + offset * (index.cjk[:count] != query_cjk)
     return with_next_turns(index, adjusted, weights)

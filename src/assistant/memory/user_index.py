@@ -27,7 +27,6 @@ from assistant.compat import base_store
 from assistant.memory.freshness import Freshness
 from assistant.memory.lexical import BM25Index
 from assistant.memory.query import item_tags
-from assistant.memory.vectors import embedded_texts
 from assistant.tokens import is_cjk_text
 
 __all__ = [
@@ -70,6 +69,8 @@ class UserIndex:
         context), by row."""
         self.cjk = np.zeros(16, dtype=bool)
         """Whether each row's text is CJK, for the cross-language offset."""
+        self.windowed = np.zeros(16, dtype=bool)
+        """Whether each row has a window of its own (a context)."""
         self.lexical = BM25Index()
         self.pinned: set[str] = set()
         self.turns: dict[tuple[str, int], set[str]] = {}
@@ -83,10 +84,9 @@ class UserIndex:
     def vector_of(self, key: str) -> np.ndarray[Any, Any]:
         """A copy of the held vectors of ``key``: its text's, then its window's if it has one."""
         row = self.rows[key]
-        rows = [self.vectors[row]]
-        if len(embedded_texts(self.items[key].value)) > 1:
-            rows.append(self.windows[row])
-        return np.stack(rows)
+        if self.windowed[row]:
+            return np.stack([self.vectors[row], self.windows[row]])
+        return self.vectors[row : row + 1].copy()
 
     def upsert(
         self, item: Item, vector: Sequence[float] | Sequence[Sequence[float]] | np.ndarray[Any, Any]
@@ -103,11 +103,13 @@ class UserIndex:
                 self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
                 self.windows = np.concatenate([self.windows, np.zeros_like(self.windows)])
                 self.cjk = np.concatenate([self.cjk, np.zeros_like(self.cjk)])
+                self.windowed = np.concatenate([self.windowed, np.zeros_like(self.windowed)])
             self.keys.append(item.key)
             self.rows[item.key] = row
         rows = np.atleast_2d(np.asarray(vector, dtype=np.float32))
         self.vectors[row] = _unit(rows[0])
         self.windows[row] = _unit(rows[-1])
+        self.windowed[row] = len(rows) > 1
         self.cjk[row] = is_cjk_text(str(item.value.get("content", "")))
         self.items[item.key] = item
         self._place(item)
@@ -133,11 +135,15 @@ class UserIndex:
 
     def _place(self, item: Item) -> None:
         """Index ``item``'s words and link it to its turn's neighbours."""
-        self._unplace(item.key)
         thread, turn = item.value.get("thread_id"), item.value.get("turn")
+        place = None
         if isinstance(thread, str) and isinstance(turn, int) and not isinstance(turn, bool):
-            self.turn_of[item.key] = (thread, turn)
-            self.turns.setdefault((thread, turn), set()).add(item.key)
+            place = (thread, turn)
+        if self.turn_of.get(item.key) != place:
+            self._unplace(item.key)
+            if place is not None:
+                self.turn_of[item.key] = place
+                self.turns.setdefault(place, set()).add(item.key)
         self._index_words(item.key)
         for before in self.previous_turn_keys(item.key):
             self._index_words(before)
@@ -180,6 +186,7 @@ class UserIndex:
             self.vectors[row] = self.vectors[last]
             self.windows[row] = self.windows[last]
             self.cjk[row] = self.cjk[last]
+            self.windowed[row] = self.windowed[last]
         self.keys.pop()
         self.lexical.remove(key)
         self._unplace(key)
