@@ -10,6 +10,10 @@ the test registers has a *mode* (how the provider behaves) and scripted answers:
 - ``ignore_tool_choice``: accepts tools but ignores them and ``tool_choice``, answering in
   prose (like Ollama with many models); response formats work;
 - ``no_tools``: 400 on any request with tools or a ``response_format``: plain chat only;
+- ``tools_as_text``: like llama.cpp's server with a model whose tool-call format it does not
+  parse (Qwen2.5-Coder): a forced tool is answered with the call written as text
+  (``<tools>{"name": …, "arguments": …}</tools>``), and a ``reply`` that writes a call
+  comes back as text too; ``json_schema`` works;
 - ``bad_key``: 401, echoing the key it was sent (as OpenAI does, partly);
 - ``slow``: holds every answer until the test releases :attr:`StubOpenAI.release`.
 
@@ -44,6 +48,7 @@ MODES = (
     "no_named_tool_choice",
     "ignore_tool_choice",
     "no_tools",
+    "tools_as_text",
     "bad_key",
     "slow",
 )
@@ -186,6 +191,10 @@ class StubOpenAI:
         if mode == "no_tools" and (tools or response_format):
             field_name = "tools" if tools else "response_format"
             return 400, _error(f"{field_name} is not supported by this model", "invalid_request")
+        if named and mode == "tools_as_text":
+            function = (tool_choice or {}).get("function", {}).get("name", "")
+            call = f'{{"name": "{function}", "arguments": {model.structured_json(body)}}}'
+            return 200, _completion(name, content=f"<tools>\n{call}\n</tools>")
         if named and mode != "ignore_tool_choice":
             function = (tool_choice or {}).get("function", {}).get("name", "")
             return 200, _completion(name, tool_call=(function, model.structured_json(body)))

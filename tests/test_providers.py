@@ -147,6 +147,55 @@ async def test_a_reply_model_without_tools_still_answers(
     ]
 
 
+async def test_a_forced_tool_written_as_text_is_read_then_json_schema_is_used(
+    stub: StubOpenAI,
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    name, model = model_for("tools_as_text", structured=OPERATIONS)
+    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+        for _ in range(3):
+            result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+            assert [op.content for op in result.operations] == ["Lives in Chengdu"]
+    # The text answer is used (no call wasted), and the grammar-bound format from then on.
+    assert mechanisms(stub, name) == [("tool", 200), ("json_schema", 200), ("json_schema", 200)]
+    (logged,) = [r.getMessage() for r in caplog.records if name in r.getMessage()]
+    assert "wrote the tool call as text" in logged and "using json_schema from now on" in logged
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '<tools>{"name": "search_memory", "arguments": {"query": "cat"}}</tools>',
+        '<tool_call>\n{"name": "search_memory", '
+        '"arguments": "{\\"query\\": \\"cat\\"}"}\n</tool_call>',
+        '```json\n{"name": "search_memory", "arguments": {"query": "cat"}}\n```',
+        '{"type": "function", '
+        '"function": {"name": "search_memory", "parameters": {"query": "cat"}}}',
+    ],
+)
+async def test_tool_calls_written_as_text_become_real_calls_and_leave_no_markup(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]], written: str
+) -> None:
+    _, model = model_for("tools_as_text", reply=f"Let me look that up.\n{written}")
+    reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert [(call["name"], call["args"]) for call in reply.tool_calls] == [  # type: ignore[attr-defined]
+        ("search_memory", {"query": "cat"})
+    ]
+    assert reply.text == "Let me look that up."
+    assert providers.profile_for(model).tools_as_text
+
+
+async def test_json_that_calls_no_offered_tool_stays_in_the_reply(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    text = 'Your config could be {"name": "web", "arguments": {"port": 80}}.'
+    _, model = model_for("tools_as_text", reply=text)
+    reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert reply.text == text and not reply.tool_calls  # type: ignore[attr-defined]
+    assert not providers.profile_for(model).tools_as_text
+
+
 async def test_a_refused_key_is_named_without_the_key(
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
 ) -> None:

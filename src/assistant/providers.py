@@ -22,14 +22,16 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
 from assistant.provider_errors import MAX_PROVIDER_MESSAGE_CHARS, ModelProviderError
@@ -48,6 +50,7 @@ __all__ = [
     "parse_json_reply",
     "profile_for",
     "record_extraction",
+    "tool_calls_in_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -105,6 +108,8 @@ class ProviderProfile:
     """The strongest structured mechanism not yet refused."""
     tools: bool = True
     """Whether the provider accepts tools in a chat request."""
+    tools_as_text: bool = False
+    """Whether it writes tool calls as text instead of making them (read from the text)."""
     extraction_failures: int = 0
     """Memory extractions that failed in a row."""
     last_extraction_error: str = ""
@@ -174,7 +179,7 @@ def parse_json_reply(text: str, schema: type[SchemaT]) -> SchemaT:
         except ValueError:
             continue
         try:
-            return schema.model_validate(_wrap_list(data, schema))
+            return schema.model_validate(_wrap_list(_call_arguments(data), schema))
         except ValidationError as error:
             problem = f"the JSON does not match the schema: {error.errors()[0]['msg']}"
     raise ValueError(f"{problem} (answer began {stripped[:80]!r})")
@@ -186,6 +191,39 @@ def _wrap_list(data: Any, schema: type[BaseModel]) -> Any:
     if isinstance(data, list) and len(fields) == 1:
         return {fields[0]: data}
     return data
+
+
+def _call_arguments(data: Any) -> Any:
+    """The arguments of a tool call written as JSON text; any other ``data`` as it is.
+
+    Small models asked for a forced tool often write the call instead of making it:
+    ``{"name": "MemoryOperations", "arguments": {...}}`` (or OpenAI's nested shape).
+
+    >>> _call_arguments({"name": "Fact", "arguments": {"content": "Lives in Lyon"}})
+    {'content': 'Lives in Lyon'}
+    >>> _call_arguments({"content": "Lives in Lyon"})
+    {'content': 'Lives in Lyon'}
+    """
+    call = _as_call(data)
+    return data if call is None else call[1]
+
+
+def _as_call(data: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` when ``data`` has the shape of a tool call, else None."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("function"), dict):  # {"type": "function", "function": {...}}
+        data = data["function"]
+    name = data.get("name")
+    arguments = data.get("arguments", data.get("parameters"))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    if not isinstance(name, str) or not isinstance(arguments, dict) or len(data) > 3:
+        return None
+    return name, arguments
 
 
 def _with_instruction(
@@ -233,7 +271,7 @@ async def _attempt(
     text = raw.text if isinstance(raw, BaseMessage) else ""
     tool_calls = getattr(raw, "tool_calls", None)
     try:
-        return parse_json_reply(text, schema)  # e.g. the JSON came as text instead
+        answer = parse_json_reply(text, schema)  # e.g. the JSON came as text instead
     except ValueError as error:
         if method is Structured.TOOL and not tool_calls:
             raise _Unusable(
@@ -241,6 +279,31 @@ async def _attempt(
             ) from error
         reason = result.get("parsing_error") or error
         raise _Unusable(f"the answer did not match the schema: {reason}", ignored=False) from error
+    if method is Structured.TOOL and not tool_calls:
+        # The tool was ignored and the call written as text: usable this time, but a
+        # grammar-constrained json_schema answer is surer from the next call on.
+        _learn(model, method, f"it wrote the tool call as text: {text[:80]!r}")
+    return answer
+
+
+def _learn(model: BaseChatModel, method: Structured, reason: str) -> None:
+    """Skip ``method`` for ``model``'s provider from now on, and log it once."""
+    index = LADDER.index(method)
+    if index + 1 >= len(LADDER):
+        return
+    following = LADDER[index + 1]
+    profile = profile_for(model)
+    if LADDER.index(profile.structured) < index + 1:
+        profile.structured = following
+    _log_once(
+        model,
+        f"structured:{method.value}",
+        "The model %s does not support structured output by %s (%s); using %s from now on.",
+        _describe(model),
+        method.value,
+        reason,
+        following.value,
+    )
 
 
 async def ainvoke_structured(
@@ -265,7 +328,7 @@ async def ainvoke_structured(
     profile = profile_for(model)
     start = LADDER.index(profile.structured)
     reasons: list[str] = []
-    for index, method in enumerate(LADDER[start:], start):
+    for method in LADDER[start:]:
         try:
             return await _attempt(model, schema, messages, method, config)
         except ModelProviderError as error:
@@ -275,19 +338,8 @@ async def ainvoke_structured(
         except _Unusable as error:
             reason, learned = str(error), error.ignored
         reasons.append(f"{method.value}: {reason}")
-        if index + 1 < len(LADDER) and learned:
-            following = LADDER[index + 1]
-            if LADDER.index(profile.structured) < index + 1:
-                profile.structured = following
-            _log_once(
-                model,
-                f"structured:{method.value}",
-                "The model %s does not support structured output by %s (%s); using %s from now on.",
-                _describe(model),
-                method.value,
-                reason,
-                following.value,
-            )
+        if learned:
+            _learn(model, method, reason)
     raise StructuredOutputError(
         f"The model {_describe(model)} gave no answer in the expected JSON format. Tried "
         + "; ".join(reasons)
@@ -312,8 +364,10 @@ async def ainvoke_with_tools(
     profile = profile_for(model)
     if not tools or not profile.tools:
         return await model.ainvoke(list(messages), config)
+    if profile.tools_as_text:  # its raw text would stream tool calls to the user
+        config = {**(config or {}), "tags": [*(config or {}).get("tags", []), TAG_NOSTREAM]}
     try:
-        return await model.bind_tools(tools).ainvoke(list(messages), config)
+        reply = await model.bind_tools(tools).ainvoke(list(messages), config)
     except ModelProviderError as error:
         if error.kind != "rejected":
             raise
@@ -328,6 +382,84 @@ async def ainvoke_with_tools(
             error.provider_message or error,
         )
         return reply
+    return _read_written_calls(model, reply, {_tool_name(tool) for tool in tools})
+
+
+def _tool_name(tool: Any) -> str:
+    name = getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else None)
+    return str(name or getattr(tool, "__name__", ""))
+
+
+def _read_written_calls(model: BaseChatModel, reply: BaseMessage, names: set[str]) -> BaseMessage:
+    """``reply`` with the tool calls its text wrote (``<tools>{"name": …}</tools>``) made real.
+
+    Many small models served without a tool-call parser for their format write the call
+    as text. The calls are read out of the text, so the tools run and the user never sees
+    the markup; the provider is remembered, so its later replies are not streamed raw.
+    """
+    if not isinstance(reply, AIMessage) or reply.tool_calls:
+        return reply
+    calls, rest = tool_calls_in_text(reply.text, names)
+    if not calls:
+        return reply
+    profile_for(model).tools_as_text = True
+    _log_once(
+        model,
+        "tools_as_text",
+        "The model %s writes its tool calls as text; reading them from the text from now on.",
+        _describe(model),
+    )
+    return AIMessage(
+        content=rest,
+        tool_calls=calls,
+        id=reply.id,
+        response_metadata=reply.response_metadata,
+        usage_metadata=reply.usage_metadata,
+    )
+
+
+TOOL_MARKUP = re.compile(
+    r"</?\s*(?:tools?|tool_calls?|tool_code|function_calls?|functions?)\s*>|```(?:json)?\s*```"
+    r"|\[\s*(?:,\s*)*\]",
+    re.IGNORECASE,
+)
+"""What is left around calls read out of a text: their tags, empty fences and lists."""
+
+
+def tool_calls_in_text(text: str, names: set[str]) -> tuple[list[ToolCall], str]:
+    """The calls of tools in ``names`` written as JSON in ``text``, and the text without them.
+
+    >>> calls, rest = tool_calls_in_text(
+    ...     'Let me check. <tools>{"name": "search_memory", "arguments": {"query": "cat"}}</tools>',
+    ...     {"search_memory"},
+    ... )
+    >>> [(call["name"], call["args"]) for call in calls], rest
+    ([('search_memory', {'query': 'cat'})], 'Let me check.')
+    >>> tool_calls_in_text('Use {"name": "other", "arguments": {}}', {"search_memory"})[0]
+    []
+    """
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    position = 0
+    start = text.find("{")
+    while start != -1:
+        try:
+            data, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        call = _as_call(data)
+        if call is not None and call[0] in names:
+            kept.append(text[position:start])
+            position = end
+            calls.append(ToolCall(name=call[0], args=call[1], id=f"call_{uuid.uuid4().hex[:24]}"))
+        start = text.find("{", end)
+    if not calls:
+        return [], text
+    rest = TOOL_MARKUP.sub("", "".join([*kept, text[position:]]))
+    lines = (" ".join(line.split()) for line in rest.splitlines())
+    return calls, re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 # --------------------------------------------------------------------------- extraction
