@@ -58,6 +58,11 @@ class Context:
     """How many of the user's facts `recall` puts into the system prompt, besides the
     profile."""
 
+    whole_memory_tokens: int = 250
+    """A memory this small (the user's facts besides the profile, in tokens, at most 12
+    facts) goes into the prompt whole, so no fact (an allergy, say) loses its place to
+    ranking on a question that does not name it. 0 always keeps to `recall_limit`."""
+
     profile_tokens: int = 200
     """Token budget of the `<user_profile>` block: the pinned facts (name, home,
     standing preferences, hard constraints) that go into every prompt."""
@@ -71,9 +76,11 @@ class Context:
     min_fact_confidence: float = 0.6
     """Facts the extractor is less sure of than this (0-1) are not stored."""
 
-    extraction_timeout_s: float = 30.0
-    """Seconds `remember` waits for fact extraction before it gives up for this turn.
-    The reply is never held back by it."""
+    extraction_timeout_s: float = 0.0
+    """Seconds `remember` waits for fact extraction before it gives up for this turn (a
+    failed extraction is tried again later). 0 follows the model: twice
+    `ASSISTANT_MODEL_TIMEOUT_S`, room for one structured-output fallback. The reply is
+    never held back by it."""
 
     extraction_hold_s: float = 300.0
     """Seconds a message the gate is unsure about may wait to be extracted together with
@@ -85,12 +92,17 @@ class Context:
         >>> Context(extraction_timeout_s="abc")
         Traceback (most recent call last):
         ...
-        ValueError: Context.extraction_timeout_s must be a number between 1 and 600, got 'abc'
+        ValueError: Context.extraction_timeout_s must be a number between 0 and 600, got 'abc'
         """
         for name, (low, high) in INTEGER_RANGES.items():
             _check_number(name, getattr(self, name), low, high, integer=True)
         for name, (real_low, real_high) in NUMBER_RANGES.items():
             _check_number(name, getattr(self, name), real_low, real_high, integer=False)
+        if 0 < self.extraction_timeout_s < 1:
+            raise ValueError(
+                "Context.extraction_timeout_s must be 0 (follow the model's timeout) or at "
+                f"least 1 second, got {_shown(self.extraction_timeout_s)}"
+            )
         for name, limit in TEXT_LIMITS.items():
             value = getattr(self, name)
             if not isinstance(value, str) or len(value) > limit:
@@ -112,6 +124,7 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "keep_recent_tokens": (1, 1_000_000),
     "summary_max_tokens": (1, 100_000),
     "recall_limit": (0, 50),
+    "whole_memory_tokens": (0, 100_000),
     "profile_tokens": (0, 100_000),
     "episode_limit": (0, 20),
     "episode_tokens": (0, 100_000),
@@ -120,7 +133,7 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
 
 NUMBER_RANGES: dict[str, tuple[float, float]] = {
     "min_fact_confidence": (0.0, 1.0),
-    "extraction_timeout_s": (1.0, 600.0),
+    "extraction_timeout_s": (0.0, 600.0),
     "extraction_hold_s": (0.0, 600.0),
 }
 """The range each real-valued field must lie in (an integer is accepted too)."""

@@ -43,6 +43,7 @@ from assistant.history import truncate_text
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
 from assistant.prompting import as_data
 from assistant.scope import RunScope
+from assistant.settings import get_model_settings
 
 __all__ = [
     "HOLD_BATCH",
@@ -162,7 +163,7 @@ async def _extract(
     known = await known_facts(scope.memory, text)
     operations = await asyncio.wait_for(
         decide_operations(text, known, context=context),
-        timeout=context.extraction_timeout_s,
+        timeout=extraction_timeout(context),
     )
     threads = {said.thread_id or scope.thread_id for said in batch}
     own = len(threads) == 1 and scope.thread_id in threads
@@ -260,6 +261,15 @@ def outcome(report: ConsolidationReport) -> tuple[str, str]:
     return ("kept" if changed else "nothing"), ", ".join(parts) or "no durable fact found"
 
 
+def extraction_timeout(context: Context) -> float:
+    """Seconds one extraction may take: the context's, or twice the model's request timeout.
+
+    >>> extraction_timeout(Context(extraction_timeout_s=45))
+    45
+    """
+    return context.extraction_timeout_s or 2 * get_model_settings().timeout_s
+
+
 def failure(error: BaseException, context: Context) -> str:
     """Why the extraction failed, for the user to read.
 
@@ -269,7 +279,7 @@ def failure(error: BaseException, context: Context) -> str:
     'The model provider rejected it'
     """
     if isinstance(error, TimeoutError):
-        return f"the model did not answer within {context.extraction_timeout_s:g} s"
+        return f"the model did not answer within {extraction_timeout(context):g} s"
     return (str(error) or type(error).__name__)[:MAX_REASON_CHARS]
 
 
