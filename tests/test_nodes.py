@@ -129,7 +129,9 @@ async def test_recall_limit_and_custom_persona(
 
     await chat(
         "Which green tea should be tried first?",
-        context=Context(recall_limit=1, system_prompt="You are Jeeves, a butler."),
+        context=Context(
+            recall_limit=1, whole_memory_tokens=0, system_prompt="You are Jeeves, a butler."
+        ),
     )
 
     system = system_prompt(model)

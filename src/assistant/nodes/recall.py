@@ -24,6 +24,10 @@ logger = logging.getLogger(__name__)
 MIN_EPISODE_TOKENS = 20
 """An episode shortened below this says nothing useful and is left out."""
 
+WHOLE_MEMORY_FACTS = 12
+"""A user with at most this many facts besides the profile may get them all in the prompt."""
+
+
 PROFILE_ORDER = ("identity", "constraint", "location", "preference")
 """Which pinned facts win when the profile budget is tight; other categories come after."""
 
@@ -101,14 +105,21 @@ async def _gather(scope: RunScope, query: str) -> Recalled:
     context, memory = scope.context, scope.memory
     profile = fit_profile(await memory.profile(), context.profile_tokens)
     shown = {fact["id"] for fact in profile}
-    found = await memory.recall(query, limit=context.recall_limit + len(shown))
-    facts = [_fact(item) for item in found if item.key not in shown][: context.recall_limit]
+    asked = max(context.recall_limit, WHOLE_MEMORY_FACTS) + len(shown)
+    found = await memory.recall(query, limit=asked)
+    others = [_fact(item) for item in found if item.key not in shown]
+    whole = len(found) < asked and _tokens(others) <= context.whole_memory_tokens
+    facts = others if whole else others[: context.recall_limit]
     if not (context.episode_limit and query):
         return Recalled(profile, facts)
     past = await memory.episodes(
         query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
     )
     return Recalled(profile, facts, fit_episodes(past, context.episode_tokens))
+
+
+def _tokens(facts: Sequence[RecalledFact]) -> int:
+    return sum(count_text_tokens(fact["content"]) + 2 for fact in facts)
 
 
 async def _release_other_threads(scope: RunScope) -> None:
