@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 PORT ?= 2025
 RUNS ?= 10
 QUIET := LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true
+# MODEL=local serves the real local model (examples/local_model.py) while the server runs.
+LOCAL := $(if $(filter local,$(MODEL)),$(BIN)/python examples/local_model.py run --,)
 
-.PHONY: install dev dev-memory demo test bench lint format clean typecheck-src typecheck-tests \
-	typecheck-e2e test-run
+.PHONY: install dev dev-memory demo test test-real bench lint format clean typecheck-src \
+	typecheck-tests typecheck-e2e test-run
 
 install: $(VENV)/.installed
 
@@ -20,15 +22,16 @@ $(VENV)/.installed: pyproject.toml
 ## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at
 ## once, durable: threads, checkpoints and memories in Postgres (POSTGRES_URI, or an
 ## embedded one keeping its data in .assistant_data/postgres). A change to src/ reloads it;
-## its data is not watched (examples/watch_code.py).
+## its data is not watched (examples/watch_code.py). `make dev MODEL=local` serves a real
+## model offline beside it (Qwen2.5-Coder-1.5B on llama.cpp; fetched and built once).
 dev: install
 	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
-	$(QUIET) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
+	$(QUIET) $(LOCAL) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
 		--config .langgraph_dev.json --n-jobs-per-worker $(RUNS)
 
 ## The same server with everything in memory (pickled to .langgraph_api/ on a clean stop).
 dev-memory: install
-	$(QUIET) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
+	$(QUIET) $(LOCAL) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
 		--n-jobs-per-worker $(RUNS)
 
 ## Watch memory work with a scripted model: no API key needed.
@@ -53,6 +56,12 @@ typecheck-e2e:
 	$(BIN)/mypy --cache-dir .mypy_cache/e2e --config-file tests/e2e/mypy.ini tests/e2e/*.py
 test-run:
 	$(BIN)/pytest -n $(WORKERS)
+
+## The real-model tier: `make dev`'s server on the local model, end to end (minutes; the
+## model is fetched and its server built on first use, then cached outside the repo).
+test-real: install
+	$(BIN)/python examples/local_model.py fetch
+	$(BIN)/pytest -m real_model -n 0 tests/e2e/test_real_model_e2e.py
 
 ## Rerun every benchmark and write its figures into bench/RESULTS.md (minutes; needs the peers).
 bench: install

@@ -120,6 +120,36 @@ async def test_system_prompt_has_persona_time_and_recalled_facts(
     assert [type(m) for m in model.sent()[0]] == [SystemMessage, HumanMessage]
 
 
+SEVEN_FACTS = [
+    "Has a dog called Rex",
+    "Works as a carpenter",
+    "Plays chess on Sundays",
+    "Allergic to peanuts",
+    "Drives a blue van",
+    "Grows tomatoes on the balcony",
+    "Supports Celtic",
+]
+
+
+async def test_a_small_memory_goes_into_the_prompt_whole(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    for fact in SEVEN_FACTS:
+        await save_memory(store, "default-user", fact, category="other")
+    model = patch_model(["Sure.", "Sure."])
+
+    await chat("Any idea for a quick snack?", context=Context(recall_limit=2))
+    assert sorted(between(system_prompt(model), "user_facts").splitlines()) == sorted(
+        f"- {fact}" for fact in SEVEN_FACTS
+    )
+
+    # Past the budget, the limit holds again.
+    await chat(
+        "Any idea for a quick snack?", context=Context(recall_limit=2, whole_memory_tokens=20)
+    )
+    assert len(between(system_prompt(model), "user_facts").splitlines()) == 2
+
+
 async def test_recall_limit_and_custom_persona(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

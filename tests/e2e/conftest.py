@@ -25,6 +25,7 @@ from e2e_helpers import ScriptedLog, Servers, StartServer, connect
 from langgraph_sdk.client import LangGraphClient
 
 from devserver import DevServer
+from local_model import LocalModel
 from stub_openai import StubOpenAI
 
 E2E_DIR = Path(__file__).resolve().parent
@@ -174,3 +175,22 @@ def stub_openai() -> Iterator[StubOpenAI]:
 def provider_server(servers: Servers, stub_openai: StubOpenAI) -> DevServer:
     """The ``stub_provider`` preset: the real chat model client against ``stub_openai``."""
     return servers.shared("stub_provider", env={"OPENAI_BASE_URL": stub_openai.base_url})
+
+
+@pytest.fixture(scope="session")
+def local_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
+    """The real local model (examples/local_model.py), fetched and built on first use."""
+    import local_model
+
+    log = tmp_path_factory.mktemp("local-model") / "llama-server.log"
+    model = local_model.start(log=log)
+    try:
+        yield model
+    finally:
+        model.stop()
+
+
+@pytest.fixture(scope="session")
+def real_server(servers: Servers, local_model_server: LocalModel) -> DevServer:
+    """The ``local_model`` preset: the graph as deployed, on Postgres, on the local model."""
+    return servers.shared("local_model", env=local_model_server.env())

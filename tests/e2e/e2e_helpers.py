@@ -31,6 +31,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
+import local_model
 from assistant.constants import MCP_PATH
 from devserver import DevServer
 from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
@@ -157,6 +158,18 @@ PRESETS: dict[str, Preset] = {
     "no_model": Preset(
         purpose="the graph as deployed with no chat model configured",
         scripted=False,
+    ),
+    "local_model": Preset(
+        purpose="the graph as deployed on `make dev`'s storage, its chat model the real local "
+        "model (examples/local_model.py); OPENAI_BASE_URL is the running llama-server's",
+        scripted=False,
+        storage="postgres",
+        env={
+            "ASSISTANT_MODEL": local_model.MODEL_NAME,
+            "ASSISTANT_MODEL_TIMEOUT_S": str(local_model.TIMEOUT_S),
+            "ASSISTANT_RUN_SETTINGS": "user_id,max_context_tokens,keep_recent_tokens,"
+            "extraction_hold_s",
+        },
     ),
     "durable": Preset(
         purpose="the scripted model, no auth, everything in Postgres (`make dev`'s storage)",
