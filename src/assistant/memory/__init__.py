@@ -42,10 +42,9 @@ from assistant.memory.namespaces import (
     validate_user_id,
 )
 from assistant.memory.records import FORGOTTEN
-from assistant.memory.search import find_duplicate, profile, recall, warm_user_index
 from assistant.memory.stores import make_store, open_store
 from assistant.memory.user_actions import Forgotten
-from assistant.memory.user_memory import UserMemory, save_memory
+from assistant.memory.user_memory import UserMemory, recall, save_memory
 
 __all__ = [
     "API_VIA",
@@ -67,7 +66,6 @@ __all__ = [
     "MemoryOperations",
     "OUTCOMES",
     "UserMemory",
-    "find_duplicate",
     "get_memory",
     "held_messages",
     "is_users_own_namespace",
@@ -78,7 +76,6 @@ __all__ = [
     "make_store",
     "normalize_fact",
     "open_store",
-    "profile",
     "recall",
     "recall_episodes",
     "save_memory",
@@ -89,5 +86,4 @@ __all__ = [
     "user_held_namespace",
     "user_turns_namespace",
     "validate_user_id",
-    "warm_user_index",
 ]
