@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 ## embedded one keeping its data in .assistant_data/postgres). A change to src/ reloads it;
 ## its data is not watched (examples/watch_code.py).
 dev: install
-	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
+	$(BIN)/python -m assistant.server.persistence.storage dev-config langgraph.json .langgraph_dev.json
 	$(QUIET) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
 		--config .langgraph_dev.json --n-jobs-per-worker $(RUNS)
 

@@ -57,18 +57,12 @@ from unittest import mock
 
 import numpy as np
 
-from assistant.embedding_queue import UNCLAIMED
-from assistant.memory import (
-    WEIGHTS,
-    FusionWeights,
-    lexical,
-    make_store,
-    recall,
-    save_memory,
-    warm_user_index,
-)
-from assistant.memory.query import analyze_query
-from assistant.models import E5Embeddings, get_embeddings
+from assistant.inference.embedding_queue import UNCLAIMED
+from assistant.inference.models import E5Embeddings, get_embeddings
+from assistant.memory import WEIGHTS, FusionWeights, recall, save_memory, warm_user_index
+from assistant.memory.search import lexical
+from assistant.memory.search.query import analyze_query
+from assistant.server.persistence.stores import make_store
 from peers import BM25Peer, LangMemPeer, Mem0Peer, NetworkGuard, Peer, StoreVectorPeer
 from recall import SeededUUIDs
 
@@ -299,7 +293,7 @@ class Variant:
 def ablations(base: FusionWeights) -> list[Variant]:
     """Rows marked "·" switch one idea of ours off; rows marked "+" switch on one that was
     measured and left out of the defaults."""
-    from assistant.memory import index, lexical
+    from assistant.memory.search import index, lexical
 
     replace = dataclasses.replace
     return [

@@ -13,7 +13,7 @@ What is measured
                     ``memory.recall_episodes`` (limit 2), query embedding included.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
-                    store) with the one fake chat model patched into ``assistant.models.
+                    store) with the one fake chat model patched into ``assistant.inference.models.
                     get_chat_model``, answering by ``answer_at_once``: the reply is a fixed
                     ``AIMessage`` returned at once and extraction returns one ``add`` of a
                     new fact. So it holds recall, the extraction's own recall, storing the
@@ -96,21 +96,23 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant import gate, memory, models
-from assistant.context import Context
+from assistant import memory
+from assistant.extraction import gate
 from assistant.graph import builder
-from assistant.memory import freshness, sync, user_index, vectors
+from assistant.inference import models
+from assistant.inference.models import EMBEDDING_DIMS, E5Embeddings
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory.consolidate import PROFILE_CATEGORIES
 from assistant.memory.records import is_current
-from assistant.models import EMBEDDING_DIMS, E5Embeddings
+from assistant.memory.search import freshness, sync, user_index, vectors
 from assistant.nodes.recall import fit_profile
-from assistant.storage import (
+from assistant.run.context import Context
+from assistant.server.persistence.storage import (
     database_uri,
     embedded_postgres,
     open_store,
     stop_embedded_postgres,
 )
-from assistant.tokens import is_cjk_text
 from function_model import CallInfo, FunctionChatModel
 from peers import LangMemPeer, Mem0Peer, NetworkGuard, make_indexed_store
 
@@ -656,7 +658,7 @@ async def parts_and_refresh(
 ) -> None:
     """Where the recall time goes, and what the index's 60 s refresh costs (diagnostics).
 
-    Reads our index's internals (``assistant.memory.index``); nothing here is timed above.
+    Reads our index's internals (``assistant.memory.search.index``); nothing here is timed above.
     """
     namespace = memory.user_facts_namespace(TARGET)
     entry = user_index.registry(store).users[namespace]

@@ -3,8 +3,8 @@
 Nodes, tools, routes, tests and benchmarks all go through this package, so there is one
 place that decides where a user's memories live and what a stored memory looks like. One
 user's memory is a `UserMemory`: every change to it goes through one write path that keeps
-the recall index, the audit trail and the turn record with it. Four thin functions serve
-code that needs no more: `make_store`, `open_store`, `save_memory` and `recall`.
+the recall index, the audit trail and the turn record with it. Two thin functions serve
+code that needs no more: `save_memory` and `recall`.
 
 >>> user_facts_namespace("alice")
 ('user_facts', 'alice')
@@ -23,7 +23,6 @@ from assistant.memory.episodes import list_episodes, recall_episodes
 from assistant.memory.facts import MAX_FACT_CHARS, get_memory, list_memories, normalize_fact
 from assistant.memory.heard import OUTCOMES, list_heard
 from assistant.memory.held import held_messages
-from assistant.memory.index import WEIGHTS, FusionWeights
 from assistant.memory.namespaces import (
     AUDIT_NAMESPACE,
     EPISODES_NAMESPACE,
@@ -42,7 +41,7 @@ from assistant.memory.namespaces import (
     validate_user_id,
 )
 from assistant.memory.records import FORGOTTEN
-from assistant.memory.stores import make_store, open_store
+from assistant.memory.search.index import WEIGHTS, FusionWeights
 from assistant.memory.user_actions import Forgotten
 from assistant.memory.user_memory import UserMemory, recall, save_memory
 
@@ -73,9 +72,7 @@ __all__ = [
     "list_episodes",
     "list_heard",
     "list_memories",
-    "make_store",
     "normalize_fact",
-    "open_store",
     "recall",
     "recall_episodes",
     "save_memory",

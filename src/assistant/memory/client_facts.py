@@ -1,6 +1,6 @@
 """A fact a client puts through the store HTTP API: what it may set, and how it is written.
 
-A client of the store API (`assistant.store_api`) writes a user's facts with the same limits,
+A client of the store API (`assistant.server.store_api`) writes a user's facts with the same limits,
 ``history`` and bookkeeping as the memory layer's own writers; the fields that record a
 fact's versions and counts are the memory layer's alone (:data:`MEMORY_FIELDS`).
 """

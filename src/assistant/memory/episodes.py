@@ -6,7 +6,7 @@ thread id and the time span it covers. Recall searches episodes next to facts, s
 did we decide about the trip last week?" works from a new thread.
 
 Episodes are searched with the same hybrid machinery as facts
-(:func:`assistant.memory.index.hybrid_search`): embeddings, BM25, and the days the
+(:func:`assistant.memory.search.index.hybrid_search`): embeddings, BM25, and the days the
 question names against the days each episode spans (``started_at`` to ``ended_at``), so
 "what did we talk about last Tuesday?" finds Tuesday's conversation.
 
@@ -24,9 +24,9 @@ from typing import Any
 from langgraph.store.base import BaseStore, SearchItem
 
 from assistant.memory.facts import now_iso
-from assistant.memory.index import hybrid_search
 from assistant.memory.namespaces import user_episodes_namespace
 from assistant.memory.records import episode_record
+from assistant.memory.search.index import hybrid_search
 from assistant.memory.wording import redact_text
 from assistant.memory.writer import Writer
 

@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import BaseStore, Item
 
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory.namespaces import user_facts_namespace
 from assistant.memory.records import is_current
 from assistant.memory.wording import normalize_fact, redact_text
-from assistant.tokens import is_cjk_text
 
 if TYPE_CHECKING:  # the writer imports this module's clock; writers only pass it on here
     from assistant.memory.writer import Writer

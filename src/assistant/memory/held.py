@@ -1,8 +1,8 @@
 """Messages held for a batch: the gate was unsure, so one extraction call covers several.
 
-A message the gate judges might state a fact (`assistant.gate`, decision ``hold``) is not
+A message the gate judges might state a fact (`assistant.extraction.gate`, decision ``hold``) is not
 always extracted in its own turn. It waits in ``("memory_held", user_id)``, one item per
-message keyed ``"<thread id>:<message id>"``, until `assistant.extraction` extracts it
+message keyed ``"<thread id>:<message id>"``, until `assistant.extraction.extract` extracts it
 together with others (when, is said there). One item per message means that two runs
 releasing messages at once can only extract one twice (consolidation then finds it already
 known), never drop one::
@@ -48,7 +48,7 @@ async def hold_message(
 ) -> dict[str, Any]:
     """Hold a message of ``thread_id`` for a batch; return its record.
 
-    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction`).
+    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction.extract`).
     """
     record: dict[str, Any] = {
         "thread_id": thread_id,

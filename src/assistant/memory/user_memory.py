@@ -27,8 +27,14 @@ from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, a
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
 from assistant.memory.heard import list_heard, record_heard
 from assistant.memory.held import held_messages, hold_message, release_held
-from assistant.memory.index import WEIGHTS, FusionWeights, hybrid_search, pinned_facts, warm_index
 from assistant.memory.namespaces import user_facts_namespace, validate_user_id
+from assistant.memory.search.index import (
+    WEIGHTS,
+    FusionWeights,
+    hybrid_search,
+    pinned_facts,
+    warm_index,
+)
 from assistant.memory.turns import settle_turn
 from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
 from assistant.memory.writer import Writer
