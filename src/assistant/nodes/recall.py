@@ -99,14 +99,14 @@ async def _settle(scope: RunScope, state: State) -> None:
 
 async def _gather(scope: RunScope, query: str) -> Recalled:
     """The profile that fits, the facts relevant to ``query``, and past episodes that fit."""
-    context, memory = scope.context, scope.memory
-    profile = fit_profile(await memory.profile(), context.profile_tokens)
+    context, user_memory = scope.context, scope.memory
+    profile = fit_profile(await user_memory.profile(), context.profile_tokens)
     shown = {fact["id"] for fact in profile}
-    found = await memory.recall(query, limit=context.recall_limit + len(shown))
+    found = await user_memory.recall(query, limit=context.recall_limit + len(shown))
     facts = [_fact(item) for item in found if item.key not in shown][: context.recall_limit]
     if not (context.episode_limit and query):
         return Recalled(profile, facts)
-    past = await memory.episodes(
+    past = await user_memory.episodes(
         query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
     )
     return Recalled(profile, facts, fit_episodes(past, context.episode_tokens))
