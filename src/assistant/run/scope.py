@@ -17,7 +17,6 @@ queue and are cached under the user's key.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +46,8 @@ __all__ = [
     "server_request_scope",
     "server_store",
     "tool_scope",
-    "warn_if_unauthenticated",
 ]
 
-logger = logging.getLogger(__name__)
 
 AUTH_USER_KEY = "langgraph_auth_user_id"
 """Where the server puts the authenticated identity in a run's configurable."""
@@ -187,13 +184,3 @@ async def server_store() -> BaseStore:
 async def server_request_scope(request: Request) -> RunScope:
     """`request_scope` with the running server's store (for ``webapp`` and ``mcp_server``)."""
     return request_scope(request, await server_store())
-
-
-def warn_if_unauthenticated() -> None:
-    """Log a clear warning when the server runs this graph without custom auth."""
-    if settings.running_on_server() and not settings.custom_auth_configured():
-        logger.warning(
-            "No custom auth is configured: each run's memory belongs to the user_id the "
-            "client sends in its context, which any client can set. Use this only on a "
-            "trusted machine; add auth.path to langgraph.json (see docs/security.md)."
-        )

@@ -17,18 +17,22 @@ benchmarks) each step but the store patch does nothing.
 
 from __future__ import annotations
 
+import logging
+
 from assistant.compat import patch_inmemory_store
-from assistant.run.scope import warn_if_unauthenticated
+from assistant.config import settings
 from assistant.server.banner import log_settings
 from assistant.server.process import keep_server_files_private, tune_server_process
 
 __all__ = ["start_server"]
 
+logger = logging.getLogger(__name__)
+
 
 def start_server() -> None:
     """Prepare this server process to serve, in order; each step runs once per process.
 
-    1. Warn when no custom auth is configured (`assistant.run.scope.warn_if_unauthenticated`).
+    1. Warn when no custom auth is configured (:func:`warn_if_unauthenticated`).
     2. Log the settings line (`assistant.server.banner.log_settings`).
     3. Fix the in-memory store's batches with repeated texts (`make dev-memory`), before
        its first batch (`assistant.compat.patch_inmemory_store`).
@@ -41,3 +45,13 @@ def start_server() -> None:
     patch_inmemory_store()
     keep_server_files_private()
     tune_server_process()
+
+
+def warn_if_unauthenticated() -> None:
+    """Log a clear warning when the server runs this graph without custom auth."""
+    if settings.running_on_server() and not settings.custom_auth_configured():
+        logger.warning(
+            "No custom auth is configured: each run's memory belongs to the user_id the "
+            "client sends in its context, which any client can set. Use this only on a "
+            "trusted machine; add auth.path to langgraph.json (see docs/security.md)."
+        )
