@@ -108,7 +108,7 @@ from assistant.memory import (
     recall,
     recall_episodes,
 )
-from assistant.memory import facts as facts_module
+from assistant.memory import records as records_module
 from assistant.memory.search import freshness
 from assistant.memory.search import index as index_module
 from assistant.nodes import recall as recall_node
@@ -375,8 +375,8 @@ class _VirtualDatetime(datetime):
         return self if tz is None else super().astimezone(tz)
 
 
-CLOCK_MODULES = (remember_node, recall_node, respond_node, extract, facts_module, index_module)
-"""The modules whose ``datetime.now()`` is the virtual clock (``facts.now_iso`` serves
+CLOCK_MODULES = (remember_node, recall_node, respond_node, extract, records_module, index_module)
+"""The modules whose ``datetime.now()`` is the virtual clock (``records.now_iso`` serves
 the other memory modules)."""
 
 

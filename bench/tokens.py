@@ -76,6 +76,7 @@ from assistant.graph import builder
 from assistant.inference import models
 from assistant.inference.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
 from assistant.memory import facts as facts_module
+from assistant.memory import records as records_module
 from assistant.memory.search import freshness
 from assistant.memory.search import index as index_module
 from assistant.nodes import recall as recall_module
@@ -354,7 +355,7 @@ class _SeededUuid:
         return getattr(uuid, name)
 
 
-CLOCK_MODULES = (respond_module, recall_module, facts_module, index_module, extraction_module)
+CLOCK_MODULES = (respond_module, recall_module, records_module, index_module, extraction_module)
 """The modules whose ``datetime.now()`` the bench replaces with the virtual clock."""
 
 

@@ -30,9 +30,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_audit_namespace
-from assistant.memory.records import FORGOTTEN
+from assistant.memory.records import FORGOTTEN, now_iso
 from assistant.memory.wording import quotes_fact
 
 __all__ = ["API_VIA", "client_detail", "list_audit", "record_audit", "redact_audit"]

@@ -15,10 +15,9 @@ from assistant.memory.facts import (
     get_memory,
     language,
     new_fact_defaults,
-    now_iso,
     updated_history,
 )
-from assistant.memory.records import is_current
+from assistant.memory.records import is_current, now_iso
 from assistant.memory.writer import Writer
 
 __all__ = ["MEMORY_FIELDS", "plan_put", "put_memory"]

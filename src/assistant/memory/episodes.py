@@ -23,9 +23,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_episodes_namespace
-from assistant.memory.records import episode_record
+from assistant.memory.records import episode_record, now_iso
 from assistant.memory.search.index import hybrid_search
 from assistant.memory.wording import redact_text
 from assistant.memory.writer import Writer

@@ -31,18 +31,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.namespaces import user_facts_namespace
-from assistant.memory.records import is_current
+from assistant.memory.records import is_current, now_iso
 from assistant.memory.wording import normalize_fact, redact_text
-
-if TYPE_CHECKING:  # the writer imports this module's clock; writers only pass it on here
-    from assistant.memory.writer import Writer
+from assistant.memory.writer import Writer
 
 __all__ = [
     "MAX_FACT_CHARS",
@@ -56,7 +53,6 @@ __all__ = [
     "list_memories",
     "new_fact_defaults",
     "normalize_fact",
-    "now_iso",
     "redact_contexts",
     "save_memory",
     "save_memory_once",
@@ -64,11 +60,6 @@ __all__ = [
     "update_memory",
     "updated_history",
 ]
-
-
-def now_iso() -> str:
-    """The current UTC time as an ISO 8601 string, as stored on facts (and every record)."""
-    return datetime.now(UTC).isoformat()
 
 
 MAX_FACT_CHARS = 500

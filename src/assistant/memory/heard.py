@@ -24,8 +24,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_heard_namespace
+from assistant.memory.records import now_iso
 from assistant.memory.wording import quotes_fact
 
 __all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]

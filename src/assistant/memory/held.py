@@ -22,8 +22,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_held_namespace
+from assistant.memory.records import now_iso
 from assistant.memory.wording import quotes_fact, redact_text
 
 __all__ = ["MAX_HELD", "forget_held", "hold_message", "held_messages", "release_held"]

@@ -6,13 +6,19 @@ False
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["FORGOTTEN", "episode_record", "is_current"]
+__all__ = ["FORGOTTEN", "episode_record", "is_current", "now_iso"]
 
 FORGOTTEN = "[forgotten]"
 """What stands where the words of a forgotten fact were: in the audit trail, in what memory
 heard, and in an episode summary that quoted it (see `assistant.memory.UserMemory.forget`)."""
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO 8601 string, as stored on facts (and every record)."""
+    return datetime.now(UTC).isoformat()
 
 
 def is_current(value: dict[str, Any]) -> bool:

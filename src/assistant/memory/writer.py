@@ -17,12 +17,12 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory.audit import client_detail, record_audit
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import (
     user_episodes_namespace,
     user_facts_namespace,
     user_turns_namespace,
 )
+from assistant.memory.records import now_iso
 from assistant.memory.search.index import record_write
 
 __all__ = ["Writer"]
