@@ -90,11 +90,11 @@ async def list_episodes(
     return found[:limit]
 
 
-async def redact_episodes(writer: Writer, texts: Collection[str]) -> int:
+async def redact_episodes(writer: Writer, keys: Collection[str], texts: Collection[str]) -> int:
     """Replace word-for-word quotes of ``texts`` in the user's episodes; return how many changed.
 
     Each changed episode is written back with the rest of its record as it was, so recall
-    re-embeds it.
+    re-embeds it. An episode names no fact by key, so ``keys`` are not read.
     """
     changed = 0
     for item in await list_episodes(writer.store, writer.user_id):

@@ -30,7 +30,7 @@ the same moment (two threads of one user, served by two replicas) write one item
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langgraph.store.base import BaseStore, Item
@@ -316,13 +316,13 @@ def _earlier_versions(key: str, values: Mapping[str, Mapping[str, Any]]) -> list
     return chain
 
 
-async def redact_contexts(writer: Writer, texts: Iterable[str]) -> int:
+async def redact_contexts(writer: Writer, keys: Collection[str], texts: Collection[str]) -> int:
     """Take word-for-word quotes of ``texts`` out of the ``context`` of the user's facts.
 
     A fact's context is what the assistant said before the message it came from, which may
-    quote a fact the user has since forgotten. Returns how many facts changed.
+    quote a fact the user has since forgotten (``keys``, already deleted, are not read).
+    Returns how many facts changed.
     """
-    texts = list(texts)
     changed = 0
     items = await list_memories(writer.store, writer.user_id, include_superseded=True)
     for item in items:

@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory.namespaces import user_held_namespace
-from assistant.memory.records import now_iso
+from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact, redact_text
 
 __all__ = ["MAX_HELD", "forget_held", "hold_message", "held_messages", "release_held"]
@@ -85,11 +85,13 @@ async def release_held(store: BaseStore, user_id: str, records: Iterable[dict[st
         await store.adelete(namespace, key)
 
 
-async def forget_held(store: BaseStore, user_id: str, texts: Collection[str]) -> int:
+async def forget_held(writer: Owner, keys: Collection[str], texts: Collection[str]) -> int:
     """Drop the held messages that say one of ``texts`` word for word; return how many changed.
 
     A message kept because only its ``context`` quoted one keeps the rest of its context.
+    ``keys`` are not read: a held message has changed no fact yet.
     """
+    store, user_id = writer.store, writer.user_id
     changed = 0
     for record in await held_messages(store, user_id):
         if any(quotes_fact(str(record.get("text", "")), text) for text in texts):
