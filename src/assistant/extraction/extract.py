@@ -129,7 +129,7 @@ class Extraction:
 
 
 async def extract(
-    scope: RunScope, batch: Sequence[Said], *, via: str = "chat", client: str | None = None
+    scope: RunScope, batch: Sequence[Said], *, via: str = memory.CHAT_VIA, client: str | None = None
 ) -> Extraction:
     """One extraction call on ``batch``; record each message's outcome; release held ones.
 

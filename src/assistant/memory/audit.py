@@ -34,8 +34,20 @@ from assistant.memory.namespaces import user_audit_namespace
 from assistant.memory.records import FORGOTTEN, Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
-__all__ = ["API_VIA", "client_detail", "list_audit", "record_audit", "redact_audit"]
+__all__ = [
+    "API_VIA",
+    "CHAT_VIA",
+    "MCP_VIA",
+    "client_detail",
+    "list_audit",
+    "record_audit",
+    "redact_audit",
+]
 
+CHAT_VIA = "chat"
+"""``via`` of a change made in a conversation: extraction, or the chat's memory tools."""
+MCP_VIA = "mcp"
+"""``via`` of a change made over MCP (`assistant.server.mcp_server`)."""
 API_VIA = "api"
 """``via`` of a change made through the HTTP API (memory routes or store API)."""
 

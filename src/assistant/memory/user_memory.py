@@ -22,7 +22,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from assistant.memory import facts
-from assistant.memory.audit import list_audit
+from assistant.memory.audit import CHAT_VIA, list_audit
 from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, apply_operations
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
 from assistant.memory.heard import list_heard, record_heard
@@ -204,7 +204,7 @@ class UserMemory:
         min_confidence: float,
         thread_id: str | None = None,
         message_id: str | None = None,
-        via: str = "chat",
+        via: str = CHAT_VIA,
         client: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> ConsolidationReport:

@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.audit import client_detail, record_audit
+from assistant.memory.audit import CHAT_VIA, client_detail, record_audit
 from assistant.memory.namespaces import (
     user_episodes_namespace,
     user_facts_namespace,
@@ -43,7 +43,7 @@ class Writer:
     """Whose memory changes (validated by `assistant.memory.UserMemory`)."""
     actor: str | None = None
     """Who asked for the change (default: the user)."""
-    via: str = "chat"
+    via: str = CHAT_VIA
     """The path the change came in by: ``chat``, ``mcp`` or ``api``."""
     thread_id: str | None = None
     """The thread it came from, if any."""

@@ -15,6 +15,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import Item
 
+from assistant.memory import CHAT_VIA
 from assistant.run.context import Context
 from assistant.run.scope import tool_scope
 
@@ -50,7 +51,7 @@ async def forget_memory(fact_id: str, runtime: ToolRuntime[Context, Any]) -> str
     """
     scope = tool_scope(runtime)
     forgotten = await scope.memory.forget(
-        fact_id.strip(), actor=scope.user_id, via="chat", thread_id=scope.thread_id
+        fact_id.strip(), actor=scope.user_id, via=CHAT_VIA, thread_id=scope.thread_id
     )
     if forgotten is None:
         return f"No fact has the id {fact_id!r}. Call search_memory to find the right id."
@@ -67,7 +68,7 @@ async def correct_memory(fact_id: str, corrected: str, runtime: ToolRuntime[Cont
     scope = tool_scope(runtime)
     try:
         await scope.memory.correct(
-            fact_id.strip(), corrected, actor=scope.user_id, via="chat", thread_id=scope.thread_id
+            fact_id.strip(), corrected, actor=scope.user_id, via=CHAT_VIA, thread_id=scope.thread_id
         )
     except KeyError:
         return f"No fact has the id {fact_id!r}. Call search_memory to find the right id."

@@ -56,14 +56,13 @@ from starlette.requests import Request
 from assistant.config.constants import MCP_PATH
 from assistant.extraction import extract
 from assistant.extraction.extract import Said
-from assistant.memory import CATEGORIES, ConsolidationReport
+from assistant.memory import CATEGORIES, MCP_VIA, ConsolidationReport
 from assistant.run.recall_query import MAX_QUERY_CHARS
 from assistant.run.scope import RunScope, server_request_scope
 
 __all__ = [
     "HEARD_THREAD",
     "PROFILE_URI",
-    "VIA",
     "add_memory",
     "build_server",
     "correct_memory",
@@ -72,9 +71,6 @@ __all__ = [
     "recent_episodes",
     "search_memories",
 ]
-
-VIA = "mcp"
-"""The audit trail's ``via`` for changes made over MCP."""
 
 PROFILE_URI = "memory://profile"
 """The resource that holds the user's profile."""
@@ -229,7 +225,7 @@ async def add_memory(
     text = _text(text, example="I am allergic to peanuts")
     caller = await _caller()
     said = Said(id=f"mcp-{uuid.uuid4().hex}", text=text, thread_id=HEARD_THREAD)
-    result = await extract.extract(caller.scope, [said], via=VIA, client=caller.client)
+    result = await extract.extract(caller.scope, [said], via=MCP_VIA, client=caller.client)
     if result.report is None:
         raise ToolError(f"Nothing was remembered: {result.reason}")
     return await _describe(caller.scope, result.report)
@@ -297,7 +293,7 @@ async def correct_memory(
     caller = await _caller()
     try:
         new_key = await caller.scope.memory.correct(
-            key, text, actor=caller.scope.user_id, via=VIA, client=caller.client
+            key, text, actor=caller.scope.user_id, via=MCP_VIA, client=caller.client
         )
     except KeyError as error:
         raise ToolError(_NO_SUCH_KEY.format(key=key)) from error
@@ -316,7 +312,7 @@ async def forget_memory(
     key = _key(key)
     caller = await _caller()
     forgotten = await caller.scope.memory.forget(
-        key, actor=caller.scope.user_id, via=VIA, client=caller.client
+        key, actor=caller.scope.user_id, via=MCP_VIA, client=caller.client
     )
     if forgotten is None:
         raise ToolError(_NO_SUCH_KEY.format(key=key))

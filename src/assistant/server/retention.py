@@ -43,9 +43,9 @@ from assistant.memory import (
     AUDIT_NAMESPACE,
     FACTS_NAMESPACE,
     InvalidUserIdError,
+    episode_record,
     user_episodes_namespace,
 )
-from assistant.memory.records import episode_record
 from assistant.run.history import truncate_text
 from assistant.run.prompting import summary_prompt
 

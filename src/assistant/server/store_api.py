@@ -45,8 +45,13 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.inference.models import E5Embeddings
-from assistant.memory import API_VIA, EPISODES_NAMESPACE, FACTS_NAMESPACE, UserMemory
-from assistant.memory.search.index import store_embeddings
+from assistant.memory import (
+    API_VIA,
+    EPISODES_NAMESPACE,
+    FACTS_NAMESPACE,
+    UserMemory,
+    store_embeddings,
+)
 
 __all__ = ["embed_for_caller", "is_memory_write", "write_through_memory"]
 
