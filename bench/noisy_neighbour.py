@@ -246,7 +246,7 @@ async def make_store(embeddings: Any) -> Any:
     for fact in FACTS:
         await memory.save_memory(store, "bob", fact)
     await memory.save_memory(store, "alice", "Likes long questions")
-    await memory.warm_user_index(store, "bob")
+    await memory.UserMemory(store, "bob").warm()
     await memory.recall(store, "bob", "warm up", limit=5)
     return store
 

@@ -35,7 +35,7 @@ What is measured
     Each timing is p50/p95 over ``--turns`` iterations (after 3 untimed ones). A peer
     search slower than its budget (``--peer-budget-s``) is timed fewer times (at least
     ``--min-peer-iters``); the table says how many. Our index is warmed with
-    ``memory.warm_user_index`` before timing; the cold build time is printed.
+    ``UserMemory.warm`` before timing; the cold build time is printed.
 
     Diagnostics per size (read our index's internals, not part of the timings above):
     where the recall time goes (e5 query, BM25, vector scores, profile, each timed apart),
@@ -547,14 +547,16 @@ async def measure_ours(
         await memory.UserMemory(store, TARGET).save_episode(thread_id=f"past-{i}", summary=summary)
 
     start = time.perf_counter()
-    await memory.warm_user_index(store, TARGET)
+    await memory.UserMemory(store, TARGET).warm()
     report.cold_build_s = time.perf_counter() - start
 
     context = Context(user_id=TARGET)
 
     async def recall_path() -> None:
         query = queries.next()
-        shown = fit_profile(await memory.profile(store, TARGET), context.profile_tokens)
+        shown = fit_profile(
+            await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
+        )
         await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
         await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
 
@@ -612,12 +614,14 @@ async def measure_postgres(
                 thread_id=f"past-{i}", summary=summary
             )
         report.load_s["ours pg"] = time.perf_counter() - start
-        await memory.warm_user_index(store, TARGET)
+        await memory.UserMemory(store, TARGET).warm()
         context = Context(user_id=TARGET)
 
         async def recall_path() -> None:
             query = queries.next()
-            shown = fit_profile(await memory.profile(store, TARGET), context.profile_tokens)
+            shown = fit_profile(
+                await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
+            )
             await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
             await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
 
@@ -674,7 +678,7 @@ async def parts_and_refresh(
         scores = entry.vectors[:count] @ qv
         np.argpartition(-scores, min(memory.WEIGHTS.candidates, count) - 1)
         t3 = time.perf_counter()
-        await memory.profile(store, TARGET)
+        await memory.UserMemory(store, TARGET).profile()
         t4 = time.perf_counter()
         e5.append(t1 - t0)
         lexical.append(t2 - t1)
@@ -773,7 +777,7 @@ async def cold_start_check(
     embeddings.register([fact for rows in data.values() for fact in rows], corpus)
     store = make_indexed_store(embeddings)
     await load_ours(store, data)
-    await memory.warm_user_index(store, "warm-b")
+    await memory.UserMemory(store, "warm-b").warm()
     store.embeddings = E5Embeddings()  # type: ignore[attr-defined]
 
     async def first_recall_of_a() -> float:
@@ -822,7 +826,7 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
         load = f"load average {r.loadavg[0]:.1f} -> {r.loadavg[1]:.1f}"
         print(f"size {r.size} ({users}; {load}):")
         loads = ", ".join(f"{k} {v:.1f} s" for k, v in r.load_s.items())
-        print(f"  load: {loads}; ours cold index build (warm_user_index): {r.cold_build_s:.2f} s")
+        print(f"  load: {loads}; ours cold index build (UserMemory.warm): {r.cold_build_s:.2f} s")
         for name, timing in (("mem0", r.mem0), ("langmem", r.langmem)):
             if timing.note:
                 print(f"  {name}: {timing.note}")
