@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 ## its data is not watched (examples/watch_code.py). `make dev MODEL=local` serves a real
 ## model offline beside it (Qwen2.5-Coder-1.5B on llama.cpp; fetched and built once).
 dev: install
-	$(BIN)/python -m assistant.storage dev-config langgraph.json .langgraph_dev.json
+	$(BIN)/python -m assistant.server.persistence.storage dev-config langgraph.json .langgraph_dev.json
 	$(QUIET) $(LOCAL) $(BIN)/python examples/watch_code.py --no-browser --port $(PORT) \
 		--config .langgraph_dev.json --n-jobs-per-worker $(RUNS)
 

@@ -1,6 +1,6 @@
 """LLM calls and tokens per user turn, by kind, over the scripted 1,000-turn conversation.
 
-What is measured: the assistant graph (default :class:`~assistant.context.Context`, an
+What is measured: the assistant graph (default :class:`~assistant.run.context.Context`, an
 in-process ``InMemorySaver`` and ``make_store()``) runs the bilingual conversation of
 ``bench/conversation.py`` with every model call going to ``RecordingModel`` (the one fake
 model with the offline scripted rules, plus a call log, from ``bench/tokens.py``). Calls are
@@ -10,11 +10,11 @@ counted by kind:
 - ``tool``: a respond call that asked for memory tools (search/forget/correct) before the
   answer;
 - ``extract``: remember's structured memory-operations call (skipped when the gate,
-  `assistant.gate`, judges that the message holds no fact);
+  `assistant.extraction.gate`, judges that the message holds no fact);
 - ``summarize``: compress folding old messages into the running summary.
 
 Input tokens are the request's messages and output tokens the answer text (for extraction,
-the operations as JSON), both estimated with ``assistant.tokens`` (``count_text_tokens``;
+the operations as JSON), both estimated with ``assistant.inference.tokens`` (``count_text_tokens``;
 +4 per message). Everything is averaged per user turn. Goal: at most 1.4 calls per turn.
 The gate's own figures, on labelled messages in 14 languages, are in ``bench/gate.py``.
 
@@ -27,7 +27,7 @@ shows how many calls the gate could have saved.
 the real ones):
 
 - ``before``: the rule-based English/Chinese gate the project shipped before issue 19;
-- ``signals``: only the signals that hold in every language (`assistant.gate.screen`);
+- ``signals``: only the signals that hold in every language (`assistant.extraction.gate.screen`);
 - ``batch3``: the shipped gate, plus one extraction call per three messages that pass it
   (until then a message is only in the thread: its recent messages or its summary).
 
@@ -57,12 +57,12 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant import extraction, gate
-from assistant.context import Context
-from assistant.gate import Verdict
+from assistant.extraction import extract, gate
+from assistant.extraction.gate import Verdict
 from assistant.memory import held_messages, list_memories
 from assistant.nodes import remember as remember_module
-from assistant.scope import RunScope
+from assistant.run.context import Context
+from assistant.run.scope import RunScope
 from conversation import Turn, describe, script
 from gate_baseline import worth_extracting as gate_before
 from tokens import RecordingModel, RunResult, run_assistant
@@ -176,9 +176,9 @@ async def measure(
     async def timers(store: BaseStore, thread_id: str) -> None:
         """What the server's timer does between turns: extract overdue held messages."""
         scope = RunScope(user_id=context.user_id, thread_id=thread_id, store=store, context=context)
-        held = await extraction.held(scope)
-        if held and extraction.waited(held) >= context.extraction_hold_s:
-            await extraction.release_held(scope)
+        held = await extract.held(scope)
+        if held and extract.waited(held) >= context.extraction_hold_s:
+            await extract.release_held(scope)
 
     with patched_remember(experiment):
         result = await run_assistant(

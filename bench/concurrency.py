@@ -3,7 +3,7 @@
 What is measured
     ``--workers`` processes (default 4), each with its own compiled graph
     (``assistant.graph.builder`` with ``AsyncPostgresSaver`` and ``AsyncPostgresStore``
-    from ``assistant.storage``, its own connection pools) and the scripted model
+    from ``assistant.server.persistence.storage``, its own connection pools) and the scripted model
     (``ScriptedChatModel`` from examples/scripted.py: rule-based replies and fact extraction,
     no network), on one Postgres with pgvector: the embedded one (started here, in a temp
     folder) or ``--postgres-uri``. Embeddings are the real bundled e5.
@@ -93,10 +93,10 @@ def worker_main(uri: str, tasks: Any, results: Any, worker: int) -> None:
 async def _worker(uri: str, tasks: Any, results: Any, worker: int) -> None:
     from langchain_core.messages import HumanMessage
 
-    from assistant import models
-    from assistant.context import Context
     from assistant.graph import builder
-    from assistant.storage import open_checkpointer, open_store
+    from assistant.inference import models
+    from assistant.run.context import Context
+    from assistant.server.persistence.storage import open_checkpointer, open_store
     from scripted import ScriptedChatModel
 
     model = ScriptedChatModel()
@@ -187,7 +187,7 @@ def run_workers(uri: str, workers: int, users: int, rounds: int, seed: int) -> d
 
 async def check_facts(uri: str, users: int, rounds: int) -> dict[str, Any]:
     from assistant import memory
-    from assistant.storage import open_store
+    from assistant.server.persistence.storage import open_store
 
     lost: list[str] = []
     duplicates: list[str] = []
@@ -213,7 +213,7 @@ async def check_facts(uri: str, users: int, rounds: int) -> dict[str, Any]:
 def fresh_database(base_uri: str, name: str) -> str:
     import psycopg
 
-    from assistant.storage import database_uri
+    from assistant.server.persistence.storage import database_uri
 
     with psycopg.connect(base_uri, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -222,7 +222,7 @@ def fresh_database(base_uri: str, name: str) -> str:
 
 async def prepare(uri: str) -> None:
     """Create the tables once, before the workers race to."""
-    from assistant.storage import open_checkpointer, open_store
+    from assistant.server.persistence.storage import open_checkpointer, open_store
 
     async with open_store(uri), open_checkpointer(uri):
         pass
@@ -258,7 +258,7 @@ def main() -> None:
     parser.add_argument("--skip-single", action="store_true", help="skip the 1-process run")
     args = parser.parse_args()
 
-    from assistant.storage import embedded_postgres, stop_embedded_postgres
+    from assistant.server.persistence.storage import embedded_postgres, stop_embedded_postgres
 
     folder = None
     base = args.postgres_uri

@@ -32,7 +32,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from assistant.tokens import count_text_tokens
+from assistant.inference.tokens import count_text_tokens
 
 __all__ = [
     "ALLERGY",

@@ -57,18 +57,12 @@ from unittest import mock
 
 import numpy as np
 
-from assistant.embedding_queue import UNCLAIMED
-from assistant.memory import (
-    WEIGHTS,
-    FusionWeights,
-    lexical,
-    make_store,
-    recall,
-    save_memory,
-    warm_user_index,
-)
-from assistant.memory.query import analyze_query
-from assistant.models import E5Embeddings, get_embeddings
+from assistant.inference.embedding_queue import UNCLAIMED
+from assistant.inference.models import E5Embeddings, get_embeddings
+from assistant.memory import WEIGHTS, FusionWeights, UserMemory, recall, save_memory
+from assistant.memory.search import lexical
+from assistant.memory.search.query import analyze_query
+from assistant.server.persistence.stores import make_store
 from peers import BM25Peer, LangMemPeer, Mem0Peer, NetworkGuard, Peer, StoreVectorPeer
 from recall import SeededUUIDs
 
@@ -174,7 +168,7 @@ class Ours:
             if not self.metadata:
                 metadata = {"fact_id": metadata["fact_id"]}
             await save_memory(self.store, user, turn["text"], **metadata)
-        await warm_user_index(self.store, user)  # as the server does before timing matters
+        await UserMemory(self.store, user).warm()  # as the server does before timing matters
 
     def view(self, weights: FusionWeights, name: str) -> Ours:
         """The same store, searched with other query-time weights."""
@@ -299,7 +293,7 @@ class Variant:
 def ablations(base: FusionWeights) -> list[Variant]:
     """Rows marked "·" switch one idea of ours off; rows marked "+" switch on one that was
     measured and left out of the defaults."""
-    from assistant.memory import index, lexical
+    from assistant.memory.search import index, lexical
 
     replace = dataclasses.replace
     return [
@@ -355,7 +349,7 @@ async def latency(conversations: Sequence[dict[str, Any]]) -> Latency:
         text = f"{conversation['turns'][index]['text']} ({pad})"
         await save_memory(store, user, text, speaker=conversation["turns"][index]["speaker"])
         count, pad = count + 1, pad + 1
-    await warm_user_index(store, user)
+    await UserMemory(store, user).warm()
     questions = [q for c in conversations for q in c["questions"]][:LATENCY_QUERIES]
     await recall(store, user, "warm up", limit=DEPTH)
     embeddings = get_embeddings()

@@ -31,7 +31,11 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant.storage import database_uri, embedded_postgres, stop_embedded_postgres
+from assistant.server.persistence.storage import (
+    database_uri,
+    embedded_postgres,
+    stop_embedded_postgres,
+)
 from devserver import DevServer
 
 ASSISTANT = "assistant"

@@ -16,18 +16,19 @@ The options, side by side:
 
 - ``before``: the rule-based English/Chinese gate the project shipped until issue 19
   (``bench/gate_baseline.py``);
-- ``signals``: only the signals that hold in every language (`assistant.gate.screen`: no
+- ``signals``: only the signals that hold in every language (`assistant.extraction.gate.screen`: no
   words, an acknowledgement, only about memory); everything else is sent;
 - ``linear``: the gate of the first round (``bench/gate_linear.json``): the signals, then
   a logistic regression alone on the message's e5 vector (and on each statement sentence);
-- ``classifier``: the shipped gate, `assistant.gate.judge`: the signals, then the mean of
+- ``classifier``: the shipped gate, `assistant.extraction.gate.judge`: the signals, then the mean of
   the logistic regression and of the nearest labelled neighbours' share of facts.
 
 The classifier is trained on the ``TRAIN_FILES`` (3,786 messages in 20 languages, written
 separately from the evaluation sets: ``gate_train*.json``, and the older labelled turns of
 ``gate_turns.json``) and on the dev split; ``--train`` fits it (ridge ``L2`` on
 standardised e5 vectors, and the training vectors kept as int8 for the neighbours) and
-writes ``src/assistant/gate_classifier.json`` and ``gate_neighbours.npz``. Its two thresholds are
+writes ``src/assistant/extraction/gate_classifier.json`` and ``gate_neighbours.npz``. Its two
+thresholds are
 the highest that keep ``--hold-recall`` (skip below) and ``--extract-recall`` (extract at
 once above) of the training facts in 5-fold cross-validation. ``L2``, ``NEIGHBOURS`` and the
 recall targets were chosen on the dev split; the test split was measured once, at the end.
@@ -53,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from assistant import gate
-from assistant.models import E5Embeddings
+from assistant.extraction import gate
+from assistant.inference.models import E5Embeddings
 from gate_baseline import worth_extracting as gate_before
 
 DATA = Path(__file__).parent / "data"
@@ -71,7 +72,7 @@ SPLITS = {
     "dev": ("part_a.json", "part_b.json", "part_c.json", "part_d.json"),
     "test": ("part_e.json", "part_f.json"),
 }
-PACKAGE = Path(__file__).parents[1] / "src" / "assistant"
+PACKAGE = Path(__file__).parents[1] / "src" / "assistant" / "extraction"
 CLASSIFIER_FILE = PACKAGE / "gate_classifier.json"
 NEIGHBOURS_FILE = PACKAGE / "gate_neighbours.npz"
 LINEAR_FILE = Path(__file__).parent / "gate_linear.json"

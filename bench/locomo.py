@@ -62,8 +62,10 @@ from unittest import mock
 from langgraph.store.base import BaseStore
 
 import recall as fact_set
-from assistant.memory import WEIGHTS, FusionWeights, lexical, make_store, recall, save_memory
-from assistant.models import E5Embeddings
+from assistant.inference.models import E5Embeddings
+from assistant.memory import WEIGHTS, FusionWeights, recall, save_memory
+from assistant.memory.search import lexical
+from assistant.server.persistence.stores import make_store
 from peers import NetworkGuard, OursPeer
 from recall import SeededUUIDs
 
@@ -412,28 +414,28 @@ FEATURES = (
     Feature("next turn's similarity", {"next_turn_weight": 0.0}, {"next_turn_weight": 0.3}),
     Feature(
         "next turn's words",
-        {"assistant.memory.lexical.NEXT_TURN_WEIGHT": 0.0},
-        {"assistant.memory.lexical.NEXT_TURN_WEIGHT": 0.5},
+        {"assistant.memory.search.lexical.NEXT_TURN_WEIGHT": 0.0},
+        {"assistant.memory.search.lexical.NEXT_TURN_WEIGHT": 0.5},
     ),
     Feature(
         "previous turn as context",
-        {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.0},
-        {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.5},
+        {"assistant.memory.search.lexical.CONTEXT_WEIGHT": 0.0},
+        {"assistant.memory.search.lexical.CONTEXT_WEIGHT": 0.5},
     ),
     Feature(
         "stemming",
-        {"assistant.memory.lexical.STEM": False},
-        {"assistant.memory.lexical.STEM": True},
+        {"assistant.memory.search.lexical.STEM": False},
+        {"assistant.memory.search.lexical.STEM": True},
     ),
     Feature(
         "English stop words",
-        {"assistant.memory.lexical.STOP_WORDS": frozenset()},
-        {"assistant.memory.lexical.STOP_WORDS": lexical.STOP_WORDS},
+        {"assistant.memory.search.lexical.STOP_WORDS": frozenset()},
+        {"assistant.memory.search.lexical.STOP_WORDS": lexical.STOP_WORDS},
     ),
 )
 """What ``--ablation`` switches, one at a time."""
 
-BM25_CONSTANTS = "assistant.memory.lexical.BM25Index.__init__.__kwdefaults__"
+BM25_CONSTANTS = "assistant.memory.search.lexical.BM25Index.__init__.__kwdefaults__"
 """Where the keyword index's k1 and b defaults live (patched to try others)."""
 
 OTHER_VALUES: tuple[tuple[str, str, Any], ...] = (

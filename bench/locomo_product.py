@@ -96,27 +96,28 @@ from langgraph.store.base import BaseStore, SearchItem
 from pydantic import BaseModel
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant import extraction, models
-from assistant.context import Context
-from assistant.gate import Verdict
+from assistant.extraction import extract
+from assistant.extraction.gate import Verdict
 from assistant.graph import builder
+from assistant.inference import models
 from assistant.memory import (
     MAX_FACT_CHARS,
-    freshness,
     list_episodes,
     list_memories,
-    make_store,
     normalize_fact,
     recall,
     recall_episodes,
 )
-from assistant.memory import facts as facts_module
-from assistant.memory import index as index_module
+from assistant.memory import records as records_module
+from assistant.memory.search import freshness
+from assistant.memory.search import index as index_module
 from assistant.nodes import recall as recall_node
 from assistant.nodes import remember as remember_node
 from assistant.nodes import respond as respond_node
-from assistant.scope import RunScope
-from assistant.state import InputState
+from assistant.run.context import Context
+from assistant.run.scope import RunScope
+from assistant.run.state import InputState
+from assistant.server.persistence.stores import make_store
 from function_model import CallInfo, FunctionChatModel
 from locomo import (
     CATEGORIES,
@@ -374,8 +375,8 @@ class _VirtualDatetime(datetime):
         return self if tz is None else super().astimezone(tz)
 
 
-CLOCK_MODULES = (remember_node, recall_node, respond_node, extraction, facts_module, index_module)
-"""The modules whose ``datetime.now()`` is the virtual clock (``facts.now_iso`` serves
+CLOCK_MODULES = (remember_node, recall_node, respond_node, extract, records_module, index_module)
+"""The modules whose ``datetime.now()`` is the virtual clock (``records.now_iso`` serves
 the other memory modules)."""
 
 
@@ -405,7 +406,7 @@ def product_patches() -> Iterator[None]:
         patch = stack.enter_context
         patch(mock.patch.object(models, "get_chat_model", lambda model_name="": model))
         patch(mock.patch.object(remember_node, "_judge", judge))
-        patch(mock.patch.object(extraction, "_start_timer", lambda scope, delay: None))
+        patch(mock.patch.object(extract, "_start_timer", lambda scope, delay: None))
         patch(mock.patch.object(freshness, "MAX_AGE_S", float("inf")))
         for module in CLOCK_MODULES:
             patch(mock.patch.object(module, "datetime", _VirtualDatetime))
@@ -501,7 +502,7 @@ async def feed(
 async def release_due(scope: RunScope, *, until: datetime | None) -> None:
     """The server's timer: extract the thread's held messages once the oldest waited
     ``extraction_hold_s``, if that is before ``until`` (None: whenever it is)."""
-    held = await extraction.held(scope)
+    held = await extract.held(scope)
     if not held:
         return
     due = datetime.fromisoformat(held[0].held_at) + timedelta(
@@ -509,7 +510,7 @@ async def release_due(scope: RunScope, *, until: datetime | None) -> None:
     )
     if until is None or due <= until:
         _run().set_time(due)
-        await extraction.release_held(scope)
+        await extract.release_held(scope)
 
 
 # --------------------------------------------------------------------------- asking

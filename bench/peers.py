@@ -53,17 +53,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.store.base import BaseStore, PutOp
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant.memory import (
-    WEIGHTS,
-    FusionWeights,
-    make_store,
-    recall,
-    save_memory,
-    user_facts_namespace,
-)
+from assistant.inference.models import EMBEDDING_DIMS, get_embeddings
+from assistant.memory import WEIGHTS, FusionWeights, recall, save_memory, user_facts_namespace
 from assistant.memory.facts import supersede_memory
 from assistant.memory.writer import Writer
-from assistant.models import EMBEDDING_DIMS, get_embeddings
+from assistant.server.persistence.stores import make_store
 from function_model import CallInfo, FunctionChatModel
 
 __all__ = [

@@ -31,7 +31,7 @@ What is measured
     ``--calibrate`` measures e5's same-script bias without any query label: over pairs of
     a query (``query:`` prefix) and a fact (``passage:`` prefix) from different users
     (so unrelated), mean cosine of same-script pairs minus cross-script pairs (script =
-    ``assistant.tokens.is_cjk_text``), pooled and per query script (Latin / CJK queries),
+    ``assistant.inference.tokens.is_cjk_text``), pooled and per query script (Latin / CJK queries),
     since e5's bias is not symmetric. The per-script values are what ``FusionWeights``'
     ``latin_query_offset`` and ``cjk_query_offset`` should be. It then shows our
     recall for a few offsets and for the two per-script values; that sweep uses the
@@ -61,10 +61,10 @@ from unittest import mock
 
 import numpy as np
 
-from assistant.embedding_queue import UNCLAIMED
+from assistant.inference.embedding_queue import UNCLAIMED
+from assistant.inference.models import E5Embeddings, get_embeddings
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory import WEIGHTS, FusionWeights, recall
-from assistant.models import E5Embeddings, get_embeddings
-from assistant.tokens import is_cjk_text
 from peers import BM25Peer, LangMemPeer, Mem0Peer, NetworkGuard, OursPeer, Peer, StoreVectorPeer
 
 DATASET = Path(__file__).resolve().parent / "data" / "recall_dataset.json"

@@ -28,9 +28,14 @@ from unittest import mock
 
 import psycopg
 
-from assistant.memory import make_store
-from assistant.models import EMBEDDING_DIMS, get_embeddings
-from assistant.storage import database_uri, embedded_postgres, open_store, stop_embedded_postgres
+from assistant.inference.models import EMBEDDING_DIMS, get_embeddings
+from assistant.server.persistence.storage import (
+    database_uri,
+    embedded_postgres,
+    open_store,
+    stop_embedded_postgres,
+)
+from assistant.server.persistence.stores import make_store
 from peers import NetworkGuard, OursPeer, StoreVectorPeer
 from recall import (
     DATASET,

@@ -35,11 +35,15 @@ from langgraph_sdk import get_client
 
 import _examples  # noqa: F401 (puts examples/ on the path)
 from assistant import memory
-from assistant.memory import user_index
-from assistant.memory import vectors as kept_vectors
+from assistant.inference.models import EMBEDDING_DIMS
 from assistant.memory.facts import fact_key
-from assistant.models import EMBEDDING_DIMS
-from assistant.storage import embedded_postgres, open_store, stop_embedded_postgres
+from assistant.memory.search import user_index
+from assistant.memory.search import vectors as kept_vectors
+from assistant.server.persistence.storage import (
+    embedded_postgres,
+    open_store,
+    stop_embedded_postgres,
+)
 from devserver import DevServer, group_stats
 
 TOPICS = ["tea", "hiking", "Python", "cats", "Chengdu", "piano", "running", "sushi", "Kyoto"]

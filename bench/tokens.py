@@ -2,11 +2,11 @@
 
 What is measured: the prompt of every REPLY call (the call that answers the user: the
 system prompt plus the conversation messages), counted with
-``assistant.tokens.count_messages_tokens`` (CJK-fair, offline), over the bilingual
+``assistant.inference.tokens.count_messages_tokens`` (CJK-fair, offline), over the bilingual
 1,000-turn conversation of ``bench/conversation.py``, for three variants:
 
 - ``ours``: the assistant graph (recall → respond ∥ remember → compress) with the default
-  :class:`~assistant.context.Context`;
+  :class:`~assistant.run.context.Context`;
 - ``full``: the same graph with compression off (``max_context_tokens=1_000_000``), so every
   message stays in the prompt (respond's guard never trims);
 - ``langmem``: START → LangMem ``SummarizationNode`` (``max_tokens`` = our
@@ -71,17 +71,19 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
 import _examples  # noqa: F401 (puts examples/ on the path)
-from assistant import extraction as extraction_module
-from assistant import models
-from assistant.context import Context
+from assistant.extraction import extract as extraction_module
 from assistant.graph import builder
+from assistant.inference import models
+from assistant.inference.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
 from assistant.memory import facts as facts_module
-from assistant.memory import freshness, make_store
-from assistant.memory import index as index_module
+from assistant.memory import records as records_module
+from assistant.memory.search import freshness
+from assistant.memory.search import index as index_module
 from assistant.nodes import recall as recall_module
 from assistant.nodes import respond as respond_module
-from assistant.prompting import build_system_prompt
-from assistant.tokens import TOKENS_PER_MESSAGE, count_messages_tokens, count_text_tokens
+from assistant.run.context import Context
+from assistant.run.prompting import build_system_prompt
+from assistant.server.persistence.stores import make_store
 from conversation import ALLERGY, HOME_CITY, NAME, NEW_CITY, describe, script
 from function_model import CallInfo, FunctionChatModel
 from scripted import ScriptedRules, scripted_summary
@@ -353,7 +355,7 @@ class _SeededUuid:
         return getattr(uuid, name)
 
 
-CLOCK_MODULES = (respond_module, recall_module, facts_module, index_module, extraction_module)
+CLOCK_MODULES = (respond_module, recall_module, records_module, index_module, extraction_module)
 """The modules whose ``datetime.now()`` the bench replaces with the virtual clock."""
 
 

@@ -34,7 +34,7 @@ EXAMPLES_DIR = Path(__file__).resolve().parent
 SCRIPTED_APP = '''"""Serve the assistant graph with the scripted model in the model seam."""
 import os
 
-from assistant import models
+from assistant.inference import models
 from scripted import ScriptedChatModel
 
 _model = ScriptedChatModel(
@@ -132,7 +132,7 @@ class DevServer:
     env: dict[str, str | None] = field(default_factory=dict)
     """Environment changes for the server process; a None value removes the variable."""
     auth: bool = False
-    """Serve with the project's custom auth (`assistant.auth`), as langgraph.json does."""
+    """Serve with the project's custom auth (`assistant.server.auth`), as langgraph.json does."""
     n_jobs_per_worker: int = 4
     """Runs the server executes at once."""
     startup_timeout_s: float = 120.0
@@ -183,24 +183,24 @@ class DevServer:
             "store": {
                 "index": {
                     "dims": 384,
-                    "embed": f"{PACKAGE_DIR / 'embeddings.py'}:embeddings",
+                    "embed": f"{PACKAGE_DIR / 'server' / 'embeddings.py'}:embeddings",
                     "fields": ["content"],
                 }
             },
         }
         config["http"] = {
-            "app": f"{PACKAGE_DIR / 'webapp.py'}:app",
+            "app": f"{PACKAGE_DIR / 'server' / 'webapp.py'}:app",
             "enable_custom_route_auth": True,
         }
         if self.auth:
             config["auth"] = {
-                "path": f"{PACKAGE_DIR / 'auth.py'}:auth",
+                "path": f"{PACKAGE_DIR / 'server' / 'auth.py'}:auth",
                 "disable_studio_auth": True,
             }
         if self.env_file is not None:
             config["env"] = self.env_file
         if self.storage == "postgres":
-            from assistant.storage import CHECKPOINTER_PATH, STORE_PATH
+            from assistant.server.persistence.storage import CHECKPOINTER_PATH, STORE_PATH
 
             config["checkpointer"] = {"path": CHECKPOINTER_PATH}
             config["store"]["path"] = STORE_PATH

@@ -22,8 +22,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from assistant.memory.lexical import tokenize
-from assistant.tokens import count_messages_tokens, count_text_tokens
+from assistant.inference.tokens import count_messages_tokens, count_text_tokens
+from assistant.memory.search.lexical import tokenize
 from function_model import CallInfo, FunctionChatModel
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Shared offline fixtures: no provider keys, a deterministic embedder, the fake model.
 
-The model seam (`assistant.models.get_chat_model`) is the only thing replaced; the
+The model seam (`assistant.inference.models.get_chat_model`) is the only thing replaced; the
 graph, the store and the nodes run for real.
 """
 
@@ -26,10 +26,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from assistant import models, providers
-from assistant.context import Context
 from assistant.graph import builder
-from assistant.memory import make_store
+from assistant.inference import models, providers
+from assistant.run.context import Context
+from assistant.server.persistence.stores import make_store
 from devserver import PROVIDER_ENV
 from function_model import ChatFunction, FunctionChatModel, Replies, ScriptItem
 from helpers import create_database, noted_and_extracted_by_rules
@@ -122,7 +122,7 @@ def postgres_uri() -> Iterator[str]:
     Its data lives in a fresh temp folder (a short path, since the server's socket is
     there), removed with the server at the end of the session.
     """
-    from assistant.storage import embedded_postgres, stop_embedded_postgres
+    from assistant.server.persistence.storage import embedded_postgres, stop_embedded_postgres
 
     folder = Path(tempfile.mkdtemp(prefix="assistant-pg-"))
     try:
@@ -151,7 +151,7 @@ async def both_stores(request: pytest.FixtureRequest) -> AsyncIterator[BaseStore
     if request.param == "memory":
         yield make_test_store()
         return
-    from assistant.storage import open_store
+    from assistant.server.persistence.storage import open_store
 
     uri = request.getfixturevalue("unit_postgres_uri")
     async with open_store(uri, index=TEST_INDEX) as postgres_store:
@@ -165,7 +165,7 @@ def open_unit_postgres_store(
 ) -> Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]]:
     """``async with open_unit_postgres_store(embeddings) as store``: an emptied Postgres store
     indexed like the test store, with the given embeddings (``TEST_DIMS`` dims)."""
-    from assistant.storage import open_store
+    from assistant.server.persistence.storage import open_store
 
     @asynccontextmanager
     async def open_(embeddings: Embeddings) -> AsyncIterator[BaseStore]:

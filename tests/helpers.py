@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, Item
 
-from assistant.context import Context
+from assistant.run.context import Context
 from function_model import CallInfo, Reply
 from scripted import ScriptedRules
 
@@ -127,7 +127,7 @@ def create_database(uri: str, name: str) -> str:
     """Create database ``name`` (if new) on the server at ``uri`` and return its URI."""
     import psycopg
 
-    from assistant.storage import database_uri
+    from assistant.server.persistence.storage import database_uri
 
     with psycopg.connect(uri, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from assistant import prompts
-from assistant.prompting import build_system_prompt
-from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
+from assistant.inference.tokens import TOKENS_PER_MESSAGE, count_text_tokens
+from assistant.run import prompts
+from assistant.run.prompting import build_system_prompt
 from prompt_log import (
     message_tokens,
     prompt_episodes,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.tokens import TOKENS_PER_MESSAGE, count_text_tokens
+from assistant.inference.tokens import TOKENS_PER_MESSAGE, count_text_tokens
 
 
 def thread_tokens(messages: list[dict[str, Any]]) -> int:

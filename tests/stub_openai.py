@@ -23,7 +23,7 @@ listens on the same port again.
 
 The stub never reads the prompt's wording: a structured request (a named tool, a
 ``response_format``, or the assistant's JSON instruction for plain text, found by its
-first words in :data:`assistant.providers.JSON_INSTRUCTION`) gets the registered
+first words in :data:`assistant.inference.providers.JSON_INSTRUCTION`) gets the registered
 ``structured`` answer; anything else gets ``reply``. ``structured`` may be a function of
 the request body, for a model that answers each request differently (one that extracts
 whatever it is asked to, say).
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from assistant.providers import JSON_INSTRUCTION
+from assistant.inference.providers import JSON_INSTRUCTION
 
 MODES = (
     "full",

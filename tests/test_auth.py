@@ -1,4 +1,4 @@
-"""Who a bearer token proves the caller is: `assistant.auth.authenticate_token`, offline.
+"""Who a bearer token proves the caller is: `assistant.server.auth.authenticate_token`, offline.
 
 Every refusal is an HTTP 401 whose detail says what was wrong, so a client developer
 can fix the request. The server wiring (thread filters, store confinement) is covered
@@ -17,13 +17,13 @@ import jwt
 import pytest
 from langgraph_sdk import Auth
 
-from assistant.auth import authenticate_token
-from assistant.settings import (
+from assistant.config.settings import (
     AUTH_ENV,
     GRAPH_ASSISTANT_NAMESPACE,
     AuthSettings,
     get_auth_settings,
 )
+from assistant.server.auth import authenticate_token
 
 SECRET = "unit-test-secret-0123456789-abcdefghijklmnop"
 """At least 32 bytes: PyJWT warns about shorter HS256 keys, and warnings are errors here."""
@@ -341,7 +341,7 @@ async def test_a_run_of_this_graph_starts_embedding_its_query_when_created(
     assistant_id: str, prefetched: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The query is embedded while the run queues; runs of the server's other graphs are left."""
-    from assistant import auth as auth_module
+    from assistant.server import auth as auth_module
 
     monkeypatch.setenv("LANGSERVE_GRAPHS", '{"assistant": "a.py:graph", "echo": "e.py:graph"}')
     seen: list[Any] = []
@@ -362,13 +362,16 @@ def test_the_auth_middleware_loads_no_node_and_not_the_graph() -> None:
         [
             sys.executable,
             "-c",
-            "import sys, assistant.auth, assistant.guard; print(' '.join(sorted(sys.modules)))",
+            "import sys, assistant.server.auth, assistant.server.middleware.guard;"
+            " print(' '.join(sorted(sys.modules)))",
         ],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     ).stdout.split()
-    assert "assistant.recall_query" in loaded
+    assert "assistant.run.recall_query" in loaded
     assert [name for name in loaded if name.startswith("assistant.nodes")] == []
-    assert {"assistant.graph", "assistant.extraction", "assistant.tools"}.isdisjoint(loaded)
+    assert {"assistant.graph", "assistant.extraction.extract", "assistant.nodes.tools"}.isdisjoint(
+        loaded
+    )

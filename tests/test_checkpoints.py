@@ -12,9 +12,13 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from assistant.checkpoints import RUN_ID_INDEX, RunDeletingPostgresSaver
-from assistant.storage import open_checkpointer
-from assistant.threads import resume_instead_of_repeating, resume_interrupted_runs, started_runs
+from assistant.server.persistence.checkpoints import RUN_ID_INDEX, RunDeletingPostgresSaver
+from assistant.server.persistence.storage import open_checkpointer
+from assistant.server.persistence.threads import (
+    resume_instead_of_repeating,
+    resume_interrupted_runs,
+    started_runs,
+)
 from helpers import create_database
 
 pytestmark = pytest.mark.postgres

@@ -21,7 +21,8 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from assistant import cli, constants
+from assistant import cli
+from assistant.config import constants
 from devserver import free_port
 
 ALICE_FACTS = {

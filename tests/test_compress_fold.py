@@ -1,7 +1,7 @@
 from langchain_core.messages import AIMessage, HumanMessage
 
-from assistant.history import format_transcript
 from assistant.nodes.compress import fold_end
+from assistant.run.history import format_transcript
 
 
 def turns(count: int, size: int) -> list:

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from langgraph.store.memory import InMemoryStore
 
-from assistant.context import Context
 from assistant.memory import save_memory
+from assistant.run.context import Context
 from helpers import between
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant import banner, models, settings
-from assistant.environment import env_names
+from assistant.config import settings
+from assistant.config.environment import env_names
+from assistant.inference import models
+from assistant.server import banner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +43,7 @@ def test_only_the_settings_loader_reads_the_environment() -> None:
         for path in (ROOT / "src/assistant").rglob("*.py")
         if re.search(r"os\.environ|os\.getenv|getenv\(", code(path))
     )
-    assert readers == ["src/assistant/environment.py"]
+    assert readers == ["src/assistant/config/environment.py"]
 
 
 def test_settings_follow_the_environment_and_name_a_bad_value(
@@ -129,7 +131,9 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
 def test_the_settings_line_names_a_postgres_store_without_its_password(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("LANGGRAPH_STORE", '{"path": "./src/assistant/storage.py:store"}')
+    monkeypatch.setenv(
+        "LANGGRAPH_STORE", '{"path": "./src/assistant/server/persistence/storage.py:store"}'
+    )
     monkeypatch.setenv("POSTGRES_URI", "postgresql://app:hunter2@db.internal:5432/assistant")
     monkeypatch.delenv("ASSISTANT_STORAGE", raising=False)
     line = banner.settings_summary()

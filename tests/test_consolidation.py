@@ -165,7 +165,7 @@ async def test_rewording_a_pinned_preference_keeps_it_in_the_profile(
         store, ops(op("add", "Prefers short answers", "preference", profile=True)), []
     )
     [key] = report.added
-    assert [item.key for item in await memory.profile(store, USER)] == [key]
+    assert [item.key for item in await memory.UserMemory(store, USER).profile()] == [key]
 
     await apply(
         store,
@@ -173,7 +173,7 @@ async def test_rewording_a_pinned_preference_keeps_it_in_the_profile(
         await known(store, key),
     )
 
-    assert [item.value["content"] for item in await memory.profile(store, USER)] == [
+    assert [item.value["content"] for item in await memory.UserMemory(store, USER).profile()] == [
         "Prefers short answers in bullet points"
     ]
 
@@ -268,7 +268,7 @@ async def test_skip_with_profile_true_pins_the_known_fact(store: InMemoryStore) 
         ops(op("skip", "Prefers answers in Chinese", target=1, profile=True)),
         await known(store, key),
     )
-    assert [item.key for item in await memory.profile(store, USER)] == [key]
+    assert [item.key for item in await memory.UserMemory(store, USER).profile()] == [key]
 
 
 async def test_a_repeated_statement_through_the_graph_is_stored_once(
@@ -489,10 +489,11 @@ async def test_superseded_facts_are_never_recalled(store: InMemoryStore) -> None
             "Likes Hangzhou food",
             "Lives in Chengdu",
         ]
-    assert [item.value["content"] for item in await memory.profile(store, USER)] == [
+    assert [item.value["content"] for item in await memory.UserMemory(store, USER).profile()] == [
         "Lives in Chengdu"
     ]
-    assert await memory.find_duplicate(store, USER, "Lives in Hangzhou") is None
+    current = [item.value["content"] for item in await memory.UserMemory(store, USER).facts()]
+    assert "Lives in Hangzhou" not in current
 
 
 async def test_superseded_facts_never_reach_the_prompt(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import prompts
-from assistant.context import Context
+from assistant.run import prompts
+from assistant.run.context import Context
 
 
 def test_defaults_are_valid() -> None:

@@ -81,21 +81,24 @@ def test_store_keeps_the_vector_index(dockerfile: str) -> None:
     index = store["index"]
     assert index["dims"] == 384
     assert index["fields"] == ["content"]
-    assert index["embed"].endswith("src/assistant/embeddings.py:embeddings")
+    assert index["embed"].endswith("src/assistant/server/embeddings.py:embeddings")
     assert in_repo(index["embed"]).is_file()
     assert store["ttl"] == {"refresh_on_read": True, "sweep_interval_minutes": 60}
 
 
 def test_custom_auth_is_configured_without_studio_bypass(dockerfile: str) -> None:
     auth = env_json(dockerfile, "LANGGRAPH_AUTH")
-    assert auth == {"path": f"{APP_DIR}/src/assistant/auth.py:auth", "disable_studio_auth": True}
+    assert auth == {
+        "path": f"{APP_DIR}/src/assistant/server/auth.py:auth",
+        "disable_studio_auth": True,
+    }
     assert in_repo(auth["path"]).is_file()
 
 
 def test_custom_routes_are_mounted_behind_auth(dockerfile: str) -> None:
     http = env_json(dockerfile, "LANGGRAPH_HTTP")
     assert http == {
-        "app": f"{APP_DIR}/src/assistant/webapp.py:app",
+        "app": f"{APP_DIR}/src/assistant/server/webapp.py:app",
         "enable_custom_route_auth": True,
     }
     assert in_repo(http["app"]).is_file()

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.context import Context
-from assistant.environment import env_names
-from assistant.settings import GROUPS, SERVER_ENV
+from assistant.config.environment import env_names
+from assistant.config.settings import GROUPS, SERVER_ENV
+from assistant.run.context import Context
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

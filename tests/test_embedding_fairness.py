@@ -23,18 +23,18 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_sdk import Auth
 from starlette.requests import Request
 
-from assistant import auth
-from assistant.constants import USER_PERMISSION
-from assistant.disconnect import CancelOnDisconnect
-from assistant.embedding_queue import (
+from assistant.config.constants import USER_PERMISSION
+from assistant.inference.embedding_queue import (
     FairQueue,
     Job,
     Limits,
     current_embedding_user,
     embedding_user,
 )
-from assistant.models import E5Embeddings
-from assistant.scope import request_scope
+from assistant.inference.models import E5Embeddings
+from assistant.run.scope import request_scope
+from assistant.server import auth
+from assistant.server.middleware.disconnect import CancelOnDisconnect
 
 LONG = 1200
 """Characters of a long text: 300 tokens, over `E5Embeddings.long_tokens`, alone in a call."""
@@ -244,7 +244,7 @@ async def test_a_prefetched_query_runs_unless_the_run_that_waited_for_it_is_canc
     embeddings = embedder.embeddings
     busy = embed(embeddings, "bob", "busy")
     await embedder.entered()
-    with embedding_user("alice"):  # as `assistant.auth` does when a run is created
+    with embedding_user("alice"):  # as `assistant.server.auth` does when a run is created
         embeddings.prefetch_query("where do I live?")
         embeddings.prefetch_query("what is my job?")
     recall = embed(embeddings, "alice", "what is my job?")  # the run's recall, later cancelled

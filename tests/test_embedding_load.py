@@ -14,8 +14,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
-from assistant.embedding_queue import FairQueue
-from assistant.models import E5Embeddings
+from assistant.inference.embedding_queue import FairQueue
+from assistant.inference.models import E5Embeddings
 
 
 class GatedModel:
@@ -177,7 +177,7 @@ async def test_a_search_over_no_facts_does_not_embed_the_query() -> None:
 async def test_a_run_s_query_is_embedded_before_recall_asks_for_it(
     gated: tuple[GatedModel, threading.Event],
 ) -> None:
-    from assistant.recall_query import prefetch_query
+    from assistant.run.recall_query import prefetch_query
 
     model, gate = gated
     gate.set()
@@ -202,7 +202,7 @@ async def test_a_run_s_query_is_embedded_before_recall_asks_for_it(
 async def test_only_a_plain_user_message_is_prefetched(
     gated: tuple[GatedModel, threading.Event], run_input: Any
 ) -> None:
-    from assistant.recall_query import prefetch_query
+    from assistant.run.recall_query import prefetch_query
 
     model, gate = gated
     gate.set()

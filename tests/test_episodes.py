@@ -13,10 +13,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from assistant.context import Context
+from assistant.inference.tokens import count_text_tokens
 from assistant.memory import UserMemory, recall_episodes, user_episodes_namespace
 from assistant.memory import episodes as episodes_module
-from assistant.tokens import count_text_tokens
+from assistant.run.context import Context
 from helpers import between, config, operations_json, system_prompt
 
 

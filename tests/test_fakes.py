@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, ValidationError
 
-from assistant import models
+from assistant.inference import models
 from assistant.memory import MemoryOperations
-from assistant.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS
 from function_model import CallInfo, FunctionChatModel
 from helpers import operations_json
 

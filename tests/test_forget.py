@@ -19,17 +19,18 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_sdk import Auth
 from starlette.requests import Request
 
-from assistant import auth, memory, retention, webapp
-from assistant.constants import ADMIN_IDENTITY, ADMIN_PERMISSION, USER_PERMISSION
-from assistant.context import Context
+from assistant import memory
+from assistant.config.constants import ADMIN_IDENTITY, ADMIN_PERMISSION, USER_PERMISSION
 from assistant.memory.client_facts import plan_put
 from assistant.memory.facts import update_memory
 from assistant.memory.heard import record_heard
 from assistant.memory.held import hold_message
 from assistant.memory.namespaces import index_revision_location
-from assistant.memory.user_index import registry
+from assistant.memory.search.user_index import registry
 from assistant.memory.writer import Writer
-from assistant.scope import RunScope
+from assistant.run.context import Context
+from assistant.run.scope import RunScope
+from assistant.server import auth, retention, webapp
 from helpers import current_facts
 
 USER = "alice"
@@ -538,7 +539,7 @@ async def test_retention_deletes_audit_entries_older_than_the_limit(store: InMem
 
 
 def test_the_audit_retention_setting_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assistant.settings import get_retention_settings
+    from assistant.config.settings import get_retention_settings
 
     monkeypatch.setenv("ASSISTANT_AUDIT_DAYS", "30")
     assert get_retention_settings().audit_days == 30

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from assistant import gate
-from assistant.gate import CLASSIFIER, Classifier, Neighbours, judge, screen
+from assistant.extraction import gate
+from assistant.extraction.gate import CLASSIFIER, Classifier, Neighbours, judge, screen
 
 
 @pytest.mark.parametrize(

@@ -26,11 +26,17 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from assistant import memory
-from assistant.auth import authenticate_token, check_run_request, check_store_request
-from assistant.context import Context
-from assistant.guard import GUARD, MAX_JSON_DEPTH
-from assistant.policy import RunSettingError, check_run_context, parse_run_settings
-from assistant.settings import AUTH_ENV, DEFAULT_MAX_BODY_BYTES, AuthSettings, get_auth_settings
+from assistant.config.settings import (
+    AUTH_ENV,
+    DEFAULT_MAX_BODY_BYTES,
+    AuthSettings,
+    get_auth_settings,
+)
+from assistant.run.context import Context
+from assistant.run.policy import RunSettingError, check_run_context, parse_run_settings
+from assistant.server.auth import authenticate_token, check_run_request, check_store_request
+from assistant.server.middleware.guard import GUARD
+from assistant.server.middleware.json_depth import MAX_JSON_DEPTH
 from helpers import adds_json, config, current_facts, op, operations_json
 
 if TYPE_CHECKING:

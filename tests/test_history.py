@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from assistant.history import keep_recent_start, truncate_text
-from assistant.tokens import count_text_tokens
+from assistant.inference.tokens import count_text_tokens
+from assistant.run.history import keep_recent_start, truncate_text
 
 
 def chars(message: BaseMessage) -> int:

@@ -1,7 +1,7 @@
 """Messages the gate is unsure about wait, and one extraction call covers several.
 
-The gate is scripted here (`assistant.gate.judge` patched by text), so each test says which
-message is held and which is sent; the model's extraction answers come from a script too.
+The gate is scripted here (`assistant.extraction.gate.judge` patched by text), so each test says
+which message is held and which is sent; the model's extraction answers come from a script too.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from assistant import extraction, gate
-from assistant.context import Context
+from assistant.extraction import extract, gate
 from assistant.memory import held_messages, list_heard
 from assistant.memory.held import hold_message
+from assistant.run.context import Context
 from helpers import adds_json, operations_json, stored_facts
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ async def test_holding_off_extracts_an_uncertain_message_at_once(
 
 
 def test_how_long_a_message_waited_is_read_from_its_record() -> None:
-    said = extraction.Said(id="m1", text="x", thread_id="other", held_at="2026-01-01T00:00:00")
+    said = extract.Said(id="m1", text="x", thread_id="other", held_at="2026-01-01T00:00:00")
     assert said.held_record() == {"thread_id": "other", "id": "m1"}
-    assert extraction.waited([said]) > 3600
-    assert extraction.waited([extraction.Said(id="m2", text="y")]) == float("inf")
+    assert extract.waited([said]) > 3600
+    assert extract.waited([extract.Said(id="m2", text="y")]) == float("inf")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.memory.freshness import MAX_AGE_S, PROBE_INTERVAL_S, Freshness, State, Step
+from assistant.memory.search.freshness import MAX_AGE_S, PROBE_INTERVAL_S, Freshness, State, Step
 
 
 def ready(revision: str | None = "r1", *, at: float = 100.0) -> Freshness:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.memory import lexical
-from assistant.memory.lexical import STOP_WORDS, BM25Index, tokenize
+from assistant.memory.search import lexical
+from assistant.memory.search.lexical import STOP_WORDS, BM25Index, tokenize
 
 
 @pytest.mark.parametrize(

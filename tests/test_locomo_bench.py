@@ -151,7 +151,8 @@ async def test_turns_as_commonly_measured_carry_speaker_and_date_in_their_text(
 def test_the_ablation_flips_each_feature_from_what_src_has(
     locomo: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assistant.memory import WEIGHTS, lexical
+    from assistant.memory import WEIGHTS
+    from assistant.memory.search import lexical
 
     on = locomo.Feature("speaker boost", {"speaker_boost": 0.0}, {"speaker_boost": 1.0})
     off = locomo.Feature("wide ranks", {"rrf_k": 10}, {"rrf_k": 60})
@@ -159,7 +160,7 @@ def test_the_ablation_flips_each_feature_from_what_src_has(
     assert locomo.toggled(on) == ("speaker boost off (speaker_boost=0.0)", {"speaker_boost": 0.0})
     assert locomo.toggled(off) == ("wide ranks on (rrf_k=60)", {"rrf_k": 60})
 
-    change = {"assistant.memory.lexical.CONTEXT_WEIGHT": 0.0, "rrf_k": 60}
+    change = {"assistant.memory.search.lexical.CONTEXT_WEIGHT": 0.0, "rrf_k": 60}
     before = lexical.CONTEXT_WEIGHT
     with locomo.settings(change) as weights:
         assert lexical.CONTEXT_WEIGHT == 0.0  # read while indexing: patched meanwhile

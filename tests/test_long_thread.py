@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
-from assistant.context import Context
+from assistant.run.context import Context
 from long_thread import check_long_thread
 from prompt_log import ScriptedLog
 from scripted import ScriptedRules

@@ -10,13 +10,12 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from assistant import models
+from assistant.inference import models
+from assistant.inference.models import EMBEDDING_DIMS, E5Embeddings
 from assistant.memory import (
     InvalidUserIdError,
-    find_duplicate,
     get_memory,
     list_memories,
-    make_store,
     recall,
     save_memory,
     user_facts_namespace,
@@ -24,7 +23,7 @@ from assistant.memory import (
 )
 from assistant.memory.facts import confirm_memory, delete_memory, supersede_memory, update_memory
 from assistant.memory.writer import Writer
-from assistant.models import EMBEDDING_DIMS, E5Embeddings
+from assistant.server.persistence.stores import make_store
 
 
 @pytest.fixture
@@ -167,35 +166,6 @@ async def test_recall_with_blank_query_still_lists_facts(store: InMemoryStore) -
     await save_memory(store, "alice", "Lives in Hangzhou")
     items = await recall(store, "alice", "   ", limit=5)
     assert [item.value["content"] for item in items] == ["Lives in Hangzhou"]
-
-
-@pytest.mark.parametrize(
-    ("stored", "candidate"),
-    [
-        ("Lives in Hangzhou.", "lives in hangzhou"),
-        ("Lives in  Hangzhou", "LIVES IN HANGZHOU!"),
-        ("住在杭州。", "住在杭州"),
-    ],
-)
-async def test_find_duplicate_finds_trivially_different_wordings(
-    store: InMemoryStore, stored: str, candidate: str
-) -> None:
-    key = await save_memory(store, "alice", stored)
-    duplicate = await find_duplicate(store, "alice", candidate)
-    assert duplicate is not None
-    assert duplicate.key == key
-
-
-async def test_find_duplicate_returns_none_for_a_different_fact(store: InMemoryStore) -> None:
-    await save_memory(store, "alice", "Lives in Hangzhou")
-    await save_memory(store, "alice", "Likes green tea")
-    assert await find_duplicate(store, "alice", "Lives in Chengdu") is None
-    assert await find_duplicate(store, "alice", "Is allergic to peanuts") is None
-
-
-async def test_find_duplicate_does_not_look_at_other_users(store: InMemoryStore) -> None:
-    await save_memory(store, "bob", "Lives in Hangzhou")
-    assert await find_duplicate(store, "alice", "Lives in Hangzhou") is None
 
 
 async def test_a_new_fact_is_current_unpinned_and_knows_its_language(

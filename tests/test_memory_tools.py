@@ -22,9 +22,9 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
-from assistant.context import Context
 from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
-from assistant.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.run.context import Context
 from function_model import CallInfo, FunctionChatModel
 from helpers import current_facts
 from scripted import ScriptedRules

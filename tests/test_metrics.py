@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from assistant.context import Context
+from assistant.inference.tokens import count_messages_tokens, count_text_tokens
 from assistant.memory import UserMemory, get_memory, list_heard, save_memory
-from assistant.state import TurnMetrics, merge_metrics
-from assistant.tokens import count_messages_tokens, count_text_tokens
+from assistant.run.context import Context
+from assistant.run.state import TurnMetrics, merge_metrics
 from function_model import FunctionChatModel
 from helpers import lines, operations_json, system_prompt
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
-from assistant import models
-from assistant.models import (
+from assistant.inference import models
+from assistant.inference.models import (
     E5Embeddings,
     ModelNotConfiguredError,
     get_chat_model,

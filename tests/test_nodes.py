@@ -20,11 +20,15 @@ from langchain_core.messages import (
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
-from assistant import prompts
-from assistant.context import Context
+from assistant.inference.tokens import (
+    count_message_tokens,
+    count_messages_tokens,
+    count_text_tokens,
+)
 from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
-from assistant.tokens import count_message_tokens, count_messages_tokens, count_text_tokens
+from assistant.run import prompts
+from assistant.run.context import Context
 from helpers import (
     adds_json,
     between,

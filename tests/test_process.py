@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant import process
-from assistant.constants import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
-from assistant.settings import DEFAULT_GC_THRESHOLD, get_process_settings
+from assistant.config.constants import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from assistant.config.settings import DEFAULT_GC_THRESHOLD, get_process_settings
+from assistant.server import process
 
 
 @pytest.fixture

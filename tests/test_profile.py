@@ -9,11 +9,11 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from assistant.context import Context
+from assistant.inference.tokens import count_text_tokens
 from assistant.memory import save_memory
 from assistant.memory.facts import confirm_memory
 from assistant.memory.writer import Writer
-from assistant.tokens import count_text_tokens
+from assistant.run.context import Context
 from function_model import FunctionChatModel
 from helpers import between, lines, system_prompt
 

@@ -9,10 +9,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import Item
 
-from assistant.context import Context
-from assistant.extraction import decide_operations
-from assistant.prompting import build_system_prompt, fit_prompt, summary_prompt
-from assistant.state import RecalledEpisode, RecalledFact
+from assistant.extraction.extract import decide_operations
+from assistant.run.context import Context
+from assistant.run.prompting import build_system_prompt, fit_prompt, summary_prompt
+from assistant.run.state import RecalledEpisode, RecalledFact
 from helpers import between, operations_json
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types

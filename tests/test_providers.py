@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from langchain_core.messages import HumanMessage
 
-from assistant import models, providers
+from assistant.inference import models, providers
+from assistant.inference.providers import ModelProviderError, Structured, StructuredOutputError
 from assistant.memory import MemoryOperations
-from assistant.providers import ModelProviderError, Structured, StructuredOutputError
-from assistant.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS
 from stub_openai import StubOpenAI
 
 OPERATIONS = {
@@ -92,7 +92,7 @@ async def test_structured_calls_fall_back_and_remember_what_works(
     later: list[tuple[str, int]],
 ) -> None:
     name, model = model_for(mode, structured=OPERATIONS)
-    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+    with caplog.at_level(logging.WARNING, logger="assistant.inference.providers"):
         for _ in range(3):
             result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
             assert [op.content for op in result.operations] == ["Lives in Chengdu"]
@@ -136,7 +136,7 @@ async def test_a_reply_model_without_tools_still_answers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     name, model = model_for("no_tools", reply="Hi without tools.")
-    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+    with caplog.at_level(logging.WARNING, logger="assistant.inference.providers"):
         first = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
         second = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
     assert first.text == second.text == "Hi without tools."
@@ -153,7 +153,7 @@ async def test_a_forced_tool_written_as_text_is_read_then_json_schema_is_used(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     name, model = model_for("tools_as_text", structured=OPERATIONS)
-    with caplog.at_level(logging.WARNING, logger="assistant.providers"):
+    with caplog.at_level(logging.WARNING, logger="assistant.inference.providers"):
         for _ in range(3):
             result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
             assert [op.content for op in result.operations] == ["Lives in Chengdu"]

@@ -12,13 +12,16 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from assistant import memory, models
-from assistant.memory import FusionWeights, freshness, make_store, save_memory, sync, user_index
+from assistant import memory
+from assistant.inference import models
+from assistant.inference.models import E5Embeddings
+from assistant.memory import FusionWeights, save_memory
 from assistant.memory.facts import delete_memory, supersede_memory, update_memory
-from assistant.memory.lexical import BM25Index
-from assistant.memory.ranking import fuse
+from assistant.memory.search import freshness, sync, user_index
+from assistant.memory.search.lexical import BM25Index
+from assistant.memory.search.ranking import fuse
 from assistant.memory.writer import Writer
-from assistant.models import E5Embeddings
+from assistant.server.persistence.stores import make_store
 
 
 @pytest.fixture
@@ -437,7 +440,7 @@ async def test_a_fact_deleted_behind_the_index_is_never_returned(store: InMemory
     await store.adelete(("user_facts", USER), pinned)
 
     assert await recalled(store, "Lives in Hangzhou") == ["Likes Hangzhou tea"]
-    assert await memory.profile(store, USER) == []
+    assert await memory.UserMemory(store, USER).profile() == []
     await store.adelete(("user_facts", USER), other)
     assert await recalled(store, "Hangzhou") == []
 
@@ -451,7 +454,7 @@ async def test_a_fact_superseded_behind_the_index_is_never_returned(store: InMem
     await store.aput(("user_facts", USER), key, {**item.value, "status": "superseded"})
 
     assert await recalled(store, "Hangzhou") == []
-    assert await memory.profile(store, USER) == []
+    assert await memory.UserMemory(store, USER).profile() == []
 
 
 async def test_writes_through_the_memory_layer_are_seen_at_once(store: InMemoryStore) -> None:
@@ -469,7 +472,7 @@ async def test_two_stores_do_not_share_an_index(new_store: Callable[[], InMemory
     assert await recalled(first, "Hangzhou") == ["Lives in Hangzhou"]
 
     assert await recalled(second, "Hangzhou") == []
-    assert await memory.profile(second, USER) == []
+    assert await memory.UserMemory(second, USER).profile() == []
     await save_memory(second, USER, "Lives in Chengdu")
     assert await recalled(second, "where") == ["Lives in Chengdu"]
     assert await recalled(first, "where") == ["Lives in Hangzhou"]
@@ -521,20 +524,20 @@ async def test_a_large_backlog_is_searched_without_waiting_for_embeddings(
 
     # Answered from the store's own search while every embedding is held back.
     found = await asyncio.wait_for(recalled(store, "Lives in Suzhou", limit=3), 60)
-    profile = [item.value["content"] for item in await memory.profile(store, USER)]
+    profile = [item.value["content"] for item in await memory.UserMemory(store, USER).profile()]
     gate.set()
     assert found[0] == "Lives in Hangzhou"
     assert "Lives in Suzhou" not in found  # superseded stays out on this path too
     assert profile == ["Lives in Hangzhou"]
 
-    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
+    assert await memory.UserMemory(store, USER).warm() == sync.COLD_EMBED_LIMIT + 6
     # Built: keyword search now takes part, so a rare number finds its note first.
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]
 
 
 async def test_warm_user_index_builds_the_index_now(store: InMemoryStore) -> None:
     await backlog(store)
-    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
-    assert await memory.warm_user_index(store, USER) == sync.COLD_EMBED_LIMIT + 6
-    assert await memory.warm_user_index(store, "nobody") == 0
+    assert await memory.UserMemory(store, USER).warm() == sync.COLD_EMBED_LIMIT + 6
+    assert await memory.UserMemory(store, USER).warm() == sync.COLD_EMBED_LIMIT + 6
+    assert await memory.UserMemory(store, "nobody").warm() == 0
     assert (await recalled(store, "topic 343", limit=1)) == ["Note 49: topic 343 details"]

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
-from assistant.context import Context
+from assistant.run.context import Context
 from helpers import adds_json, config, quick_timeout, stored_facts
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
@@ -186,7 +186,7 @@ async def test_a_failing_gate_sends_the_message_to_extraction(
     async def broken(text: str, **_: Any) -> None:
         raise RuntimeError("embedder down")
 
-    monkeypatch.setattr("assistant.gate.judge", broken)
+    monkeypatch.setattr("assistant.extraction.gate.judge", broken)
     patch_model(["Noted."], structured=[adds_json(("Lives in Hangzhou", "location", 0.9))])
 
     state = await chat("I live in Hangzhou")

@@ -15,9 +15,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.store.memory import InMemoryStore
 
-from assistant import prompts
 from assistant.memory import MemoryOperations
-from assistant.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.run import prompts
 from function_model import CallInfo, FunctionChatModel
 from helpers import fact_items, noted_and_extracted_by_rules
 from scripted import ScriptedChatModel, ScriptedRules, decide_operations

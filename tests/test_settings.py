@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from assistant import settings
-from assistant.environment import Variable, env_names
+from assistant.config import settings
+from assistant.config.environment import Variable, env_names
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")

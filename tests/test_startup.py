@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant import startup, webapp
+from assistant.server import startup, webapp
 
 PROBE = """
 import gc, json, logging, os, sys
@@ -38,7 +38,7 @@ def state():
 import assistant.graph
 imported = state()
 sys.stderr.write("--- start_server ---\\n")
-from assistant.startup import start_server
+from assistant.server.startup import start_server
 start_server()
 print(json.dumps({"imported": imported, "started": state()}))
 """

@@ -13,8 +13,9 @@ import pytest
 import uvicorn
 from langgraph.store.memory import InMemoryStore
 
-from assistant import memory, storage
-from assistant.storage import StorageError, open_store, write_dev_config
+from assistant import memory
+from assistant.server.persistence import storage
+from assistant.server.persistence.storage import StorageError, open_store, write_dev_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,9 +104,12 @@ def test_the_dev_config_is_langgraph_json_plus_the_durable_wiring(tmp_path: Path
     assert json.loads(target.read_text(encoding="utf-8")) == written
     assert written["checkpointer"] == {
         **deployed.get("checkpointer", {}),
-        "path": "assistant.storage.checkpointer",
+        "path": "assistant.server.persistence.storage.checkpointer",
     }
-    assert written["store"] == {**deployed["store"], "path": "assistant.storage.store"}
+    assert written["store"] == {
+        **deployed["store"],
+        "path": "assistant.server.persistence.storage.store",
+    }
     rest = {key: value for key, value in written.items() if key not in ("checkpointer", "store")}
     assert rest == {k: v for k, v in deployed.items() if k not in ("checkpointer", "store")}
     for entry in (written["checkpointer"]["path"], written["store"]["path"]):

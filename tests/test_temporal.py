@@ -6,15 +6,15 @@ from datetime import date
 
 import pytest
 
-from assistant.memory.lexical import BM25Index
-from assistant.memory.query import (
+from assistant.memory.search.lexical import BM25Index
+from assistant.memory.search.query import (
     analyze_query,
     frequent_names,
     item_tags,
     mentioned_speakers,
     without_names,
 )
-from assistant.memory.temporal import item_dates, resolve_dates
+from assistant.memory.search.temporal import item_dates, resolve_dates
 
 MONDAY = date(2023, 5, 8)
 SUNDAY = date(2023, 5, 14)

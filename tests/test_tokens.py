@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from assistant.tokens import (
+from assistant.inference.tokens import (
     TOKENS_PER_MESSAGE,
     TOKENS_PER_NON_TEXT_BLOCK,
     count_message_tokens,

@@ -15,10 +15,11 @@ import pytest
 from langgraph.store.base import BaseStore, Item
 
 from assistant import memory
-from assistant.memory import FusionWeights, freshness, lexical, save_memory, user_index
-from assistant.memory.ranking import vector_scores, with_next_turns
-from assistant.memory.user_index import TURN_FACTS_LINKED, UserIndex
-from assistant.memory.vectors import WINDOW_CONTEXT_CHARS, embedded_texts
+from assistant.memory import FusionWeights, save_memory
+from assistant.memory.search import freshness, lexical, user_index
+from assistant.memory.search.ranking import vector_scores, with_next_turns
+from assistant.memory.search.user_index import TURN_FACTS_LINKED, UserIndex
+from assistant.memory.search.vectors import WINDOW_CONTEXT_CHARS, embedded_texts
 
 USER = "alice"
 NOW = datetime(2026, 3, 9, tzinfo=UTC)

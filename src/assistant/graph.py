@@ -11,14 +11,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from assistant.context import Context
+from assistant.inference.tokens import count_messages_tokens
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import respond
-from assistant.state import InputState, State
-from assistant.tokens import count_messages_tokens
-from assistant.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.run.context import Context
+from assistant.run.state import InputState, State
 
 
 def after_respond(
@@ -53,4 +53,4 @@ graph = builder.compile(name="assistant")
 """The graph LangGraph Server serves; the server attaches its own checkpointer and store.
 
 Importing this module builds the graph and does nothing else: the server's start-up work is
-`assistant.startup.start_server`, which the server runs from the custom app's lifespan."""
+`assistant.server.startup.start_server`, which the server runs from the custom app's lifespan."""

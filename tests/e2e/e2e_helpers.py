@@ -32,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
 import local_model
-from assistant.constants import MCP_PATH
+from assistant.config.constants import MCP_PATH
 from devserver import DevServer
 from prompt_log import (  # noqa: F401 (re-exported for the e2e modules)
     ScriptedLog,
@@ -98,7 +98,7 @@ class Preset:
     scripted: bool = True
     """The scripted model in the model seam; False serves the graph as deployed."""
     auth: bool = False
-    """The project's custom auth (`assistant.auth`)."""
+    """The project's custom auth (`assistant.server.auth`)."""
     storage: Literal["memory", "postgres"] = "memory"
     """The dev runtime's pickles, or Postgres (what ``make dev`` serves)."""
     env: dict[str, str] = field(default_factory=dict)

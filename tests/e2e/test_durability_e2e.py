@@ -120,7 +120,7 @@ async def test_a_crash_right_after_a_run_loses_nothing(
 async def test_postgres_restarted_under_a_running_server(
     tmp_path: Path, own_server: StartServer, pg_folder: Path
 ) -> None:
-    from assistant.storage import embedded_postgres, stop_embedded_postgres
+    from assistant.server.persistence.storage import embedded_postgres, stop_embedded_postgres
 
     data = pg_folder
     uri = embedded_postgres(data)

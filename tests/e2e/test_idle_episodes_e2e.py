@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from e2e_helpers import ADMIN_TOKEN, DEV_TOKENS, StartServer, connect
 
-from assistant import models
-from assistant.retention import save_idle_episodes
+from assistant.inference import models
+from assistant.server.retention import save_idle_episodes
 from scripted import ScriptedChatModel
 
 pytestmark = pytest.mark.e2e

@@ -45,7 +45,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation, TextResourceContents
 
-from assistant.constants import MCP_PATH
+from assistant.config.constants import MCP_PATH
 from devserver import DevServer
 
 pytestmark = pytest.mark.e2e

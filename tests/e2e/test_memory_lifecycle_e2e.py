@@ -27,7 +27,7 @@ from e2e_helpers import (
 )
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.tokens import count_text_tokens
+from assistant.inference.tokens import count_text_tokens
 from devserver import DevServer
 
 pytestmark = pytest.mark.e2e

@@ -23,9 +23,13 @@ import pytest
 from e2e_helpers import ASSISTANT_ID, FAIL_MARKER, connect, unique
 from langgraph_sdk.client import LangGraphClient
 
-from assistant.context import Context
+from assistant.inference.tokens import (
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NON_TEXT_BLOCK,
+    count_text_tokens,
+)
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
-from assistant.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NON_TEXT_BLOCK, count_text_tokens
+from assistant.run.context import Context
 from devserver import DevServer
 from prompt_log import ScriptedLog
 

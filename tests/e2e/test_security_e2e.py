@@ -1,6 +1,6 @@
 """Attacks on the served graph with custom auth on: one user against another.
 
-The shared ``jwt`` server serves the graph with `assistant.auth` and the scripted model,
+The shared ``jwt`` server serves the graph with `assistant.server.auth` and the scripted model,
 and accepts only HS256 JWTs signed with a test secret (no dev tokens), and a maintenance
 token.
 Alice and Bob each hold a valid token; Bob has a thread and two stored facts. Alice

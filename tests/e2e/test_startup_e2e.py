@@ -1,7 +1,7 @@
 """A real `langgraph dev` runs the start-up hook once, after loading the graph, before serving.
 
 Importing the graph does no start-up work (``tests/test_startup.py``); the server runs
-`assistant.startup.start_server` from the lifespan of the project's ``http.app``. Its log
+`assistant.server.startup.start_server` from the lifespan of the project's ``http.app``. Its log
 shows each step between the graph's import and "Application started up", and what the
 steps did holds: the dev runtime's folder is private, and the first run works.
 """

@@ -1,7 +1,7 @@
 """The ``assistant`` command line: chat with the assistant and manage what it remembers.
 
 It talks to a running server (``make dev``): threads and runs through langgraph-sdk, the
-user's memory through the server's ``/memory/*`` API (`assistant.webapp`), so a fact
+user's memory through the server's ``/memory/*`` API (`assistant.server.webapp`), so a fact
 forgotten here lands in the same audit trail as one forgotten in the console::
 
     assistant chat                          # a new thread; /memories, /forget <text>, /quit

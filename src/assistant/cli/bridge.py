@@ -20,7 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from assistant.cli.client import CLIENT_HEADERS, Connection
-from assistant.constants import MCP_PATH
+from assistant.config.constants import MCP_PATH
 
 __all__ = ["endpoint", "forward", "serve"]
 

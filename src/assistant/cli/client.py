@@ -11,8 +11,8 @@ from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import APIConnectionError
 
 from assistant.cli.render import err, escape_markup, message_text
-from assistant.constants import GRAPH_ID, OWNER_KEY
-from assistant.settings import get_client_settings
+from assistant.config.constants import GRAPH_ID, OWNER_KEY
+from assistant.config.settings import get_client_settings
 
 CLIENT_HEADERS = {"x-assistant-client": "cli", "user-agent": "assistant-cli"}
 """Sent with every request. The audit trail records memory API changes as ``via="api"``,

@@ -29,7 +29,7 @@ from assistant.cli.render import (
     terminal_safe_json,
     threads_table,
 )
-from assistant.constants import PRIVATE_FILE_MODE
+from assistant.config.constants import PRIVATE_FILE_MODE
 
 
 def _fail(message: str) -> NoReturn:

@@ -211,7 +211,7 @@ def print_messages(messages: list[dict[str, Any]]) -> None:
 
 
 def metrics_table(metrics: dict[str, Any]) -> Table:
-    """What memory did in the thread's last turn (see `assistant.state.TurnMetrics`)."""
+    """What memory did in the thread's last turn (see `assistant.run.state.TurnMetrics`)."""
     table = Table(title="Last turn", title_justify="left", show_header=False)
     table.add_column("", style="dim")
     table.add_column("")

@@ -30,13 +30,24 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_audit_namespace
-from assistant.memory.records import FORGOTTEN
+from assistant.memory.records import FORGOTTEN, Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
-__all__ = ["API_VIA", "client_detail", "list_audit", "record_audit", "redact_audit"]
+__all__ = [
+    "API_VIA",
+    "CHAT_VIA",
+    "MCP_VIA",
+    "client_detail",
+    "list_audit",
+    "record_audit",
+    "redact_audit",
+]
 
+CHAT_VIA = "chat"
+"""``via`` of a change made in a conversation: extraction, or the chat's memory tools."""
+MCP_VIA = "mcp"
+"""``via`` of a change made over MCP (`assistant.server.mcp_server`)."""
 API_VIA = "api"
 """``via`` of a change made through the HTTP API (memory routes or store API)."""
 
@@ -95,16 +106,14 @@ async def list_audit(store: BaseStore, user_id: str) -> list[dict[str, Any]]:
     return sorted((item.value for item in items), key=lambda entry: entry["at"], reverse=True)
 
 
-async def redact_audit(
-    store: BaseStore, user_id: str, *, keys: Collection[str], texts: Collection[str]
-) -> int:
+async def redact_audit(writer: Owner, keys: Collection[str], texts: Collection[str]) -> int:
     """Take the forgotten facts' words out of the user's audit trail; return how many entries.
 
     A wording of one of ``keys`` (``content`` of ``fact_key``, ``new_content`` of
     ``new_fact_key``), or one that says one of ``texts`` word for word, becomes `FORGOTTEN`;
     the entry keeps what happened, when, by whom and via what.
     """
-    namespace = user_audit_namespace(user_id)
+    store, namespace = writer.store, user_audit_namespace(writer.user_id)
     redacted = 0
     for item in await _every_entry(store, namespace):
         entry = dict(item.value)

@@ -1,6 +1,6 @@
 """A fact a client puts through the store HTTP API: what it may set, and how it is written.
 
-A client of the store API (`assistant.store_api`) writes a user's facts with the same limits,
+A client of the store API (`assistant.server.store_api`) writes a user's facts with the same limits,
 ``history`` and bookkeeping as the memory layer's own writers; the fields that record a
 fact's versions and counts are the memory layer's alone (:data:`MEMORY_FIELDS`).
 """
@@ -15,10 +15,9 @@ from assistant.memory.facts import (
     get_memory,
     language,
     new_fact_defaults,
-    now_iso,
     updated_history,
 )
-from assistant.memory.records import is_current
+from assistant.memory.records import is_current, now_iso
 from assistant.memory.writer import Writer
 
 __all__ = ["MEMORY_FIELDS", "plan_put", "put_memory"]

@@ -127,8 +127,8 @@ async def _embed_together(
     instead of waiting for the model once per fact. A served model keeps nothing, so it
     is left to embed as each write asks (and a failure here is left to the write).
     """
-    from assistant.memory.index import store_embeddings
-    from assistant.models import E5Embeddings
+    from assistant.inference.models import E5Embeddings
+    from assistant.memory.search.index import store_embeddings
 
     embeddings = store_embeddings(store)
     texts = [
@@ -300,7 +300,7 @@ async def apply_operations(
     ``target`` numbers refer to ``known`` (1-based); `plan` decides what is written, so a
     confused model cannot damage stored facts, and each write then checks that its target
     is still current. ``metadata`` goes on every fact written (where and when it was said:
-    ``said_at``, ``context``, ``turn``; see `assistant.extraction.provenance`). The
+    ``said_at``, ``context``, ``turn``; see `assistant.extraction.extract.provenance`). The
     ``writer`` (`assistant.memory.writer`) says in the audit trail where a superseding
     message came from, and keeps what the turn changed, so that a rolled-back turn can be
     undone (`assistant.memory.turns`).

@@ -6,7 +6,7 @@ thread id and the time span it covers. Recall searches episodes next to facts, s
 did we decide about the trip last week?" works from a new thread.
 
 Episodes are searched with the same hybrid machinery as facts
-(:func:`assistant.memory.index.hybrid_search`): embeddings, BM25, and the days the
+(:func:`assistant.memory.search.index.hybrid_search`): embeddings, BM25, and the days the
 question names against the days each episode spans (``started_at`` to ``ended_at``), so
 "what did we talk about last Tuesday?" finds Tuesday's conversation.
 
@@ -23,10 +23,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
-from assistant.memory.facts import now_iso
-from assistant.memory.index import hybrid_search
 from assistant.memory.namespaces import user_episodes_namespace
-from assistant.memory.records import episode_record
+from assistant.memory.records import episode_record, now_iso
+from assistant.memory.search.index import hybrid_search
 from assistant.memory.wording import redact_text
 from assistant.memory.writer import Writer
 
@@ -91,11 +90,11 @@ async def list_episodes(
     return found[:limit]
 
 
-async def redact_episodes(writer: Writer, texts: Collection[str]) -> int:
+async def redact_episodes(writer: Writer, keys: Collection[str], texts: Collection[str]) -> int:
     """Replace word-for-word quotes of ``texts`` in the user's episodes; return how many changed.
 
     Each changed episode is written back with the rest of its record as it was, so recall
-    re-embeds it.
+    re-embeds it. An episode names no fact by key, so ``keys`` are not read.
     """
     changed = 0
     for item in await list_episodes(writer.store, writer.user_id):

@@ -30,19 +30,16 @@ the same moment (two threads of one user, served by two replicas) write one item
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory.namespaces import user_facts_namespace
-from assistant.memory.records import is_current
+from assistant.memory.records import is_current, now_iso
 from assistant.memory.wording import normalize_fact, redact_text
-from assistant.tokens import is_cjk_text
-
-if TYPE_CHECKING:  # the writer imports this module's clock; writers only pass it on here
-    from assistant.memory.writer import Writer
+from assistant.memory.writer import Writer
 
 __all__ = [
     "MAX_FACT_CHARS",
@@ -56,7 +53,6 @@ __all__ = [
     "list_memories",
     "new_fact_defaults",
     "normalize_fact",
-    "now_iso",
     "redact_contexts",
     "save_memory",
     "save_memory_once",
@@ -64,11 +60,6 @@ __all__ = [
     "update_memory",
     "updated_history",
 ]
-
-
-def now_iso() -> str:
-    """The current UTC time as an ISO 8601 string, as stored on facts (and every record)."""
-    return datetime.now(UTC).isoformat()
 
 
 MAX_FACT_CHARS = 500
@@ -325,13 +316,13 @@ def _earlier_versions(key: str, values: Mapping[str, Mapping[str, Any]]) -> list
     return chain
 
 
-async def redact_contexts(writer: Writer, texts: Iterable[str]) -> int:
+async def redact_contexts(writer: Writer, keys: Collection[str], texts: Collection[str]) -> int:
     """Take word-for-word quotes of ``texts`` out of the ``context`` of the user's facts.
 
     A fact's context is what the assistant said before the message it came from, which may
-    quote a fact the user has since forgotten. Returns how many facts changed.
+    quote a fact the user has since forgotten (``keys``, already deleted, are not read).
+    Returns how many facts changed.
     """
-    texts = list(texts)
     changed = 0
     items = await list_memories(writer.store, writer.user_id, include_superseded=True)
     for item in items:

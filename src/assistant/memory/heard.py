@@ -24,8 +24,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_heard_namespace
+from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
 __all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
@@ -97,16 +97,14 @@ async def list_heard(store: BaseStore, user_id: str, *, limit: int = 20) -> list
     return sorted(turns, key=lambda turn: str(turn.get("at", "")), reverse=True)[:limit]
 
 
-async def forget_heard(
-    store: BaseStore, user_id: str, fact_keys: Collection[str], texts: Collection[str] = ()
-) -> int:
+async def forget_heard(writer: Owner, keys: Collection[str], texts: Collection[str]) -> int:
     """Blank the excerpt of every message that changed a forgotten fact or quotes one.
 
-    ``fact_keys`` are the forgotten fact and its earlier versions, ``texts`` their words.
+    ``keys`` are the forgotten fact and its earlier versions, ``texts`` their words.
     The entry stays (what became of the message), without the words. Returns how many
     entries were blanked.
     """
-    namespace = user_heard_namespace(user_id)
+    store, namespace = writer.store, user_heard_namespace(writer.user_id)
     blanked = 0
     for item in await store.asearch(namespace, limit=THREADS_LISTED):
         turns = list(item.value.get("turns", []))
@@ -114,7 +112,7 @@ async def forget_heard(
         for turn in turns:
             excerpt = str(turn.get("excerpt") or "")
             if excerpt and (
-                any(key in fact_keys for key in turn.get("facts", []))
+                any(key in keys for key in turn.get("facts", []))
                 or any(quotes_fact(excerpt, text) for text in texts)
             ):
                 turn["excerpt"], turn["forgotten"] = "", True

@@ -1,8 +1,8 @@
 """Messages held for a batch: the gate was unsure, so one extraction call covers several.
 
-A message the gate judges might state a fact (`assistant.gate`, decision ``hold``) is not
+A message the gate judges might state a fact (`assistant.extraction.gate`, decision ``hold``) is not
 always extracted in its own turn. It waits in ``("memory_held", user_id)``, one item per
-message keyed ``"<thread id>:<message id>"``, until `assistant.extraction` extracts it
+message keyed ``"<thread id>:<message id>"``, until `assistant.extraction.extract` extracts it
 together with others (when, is said there). One item per message means that two runs
 releasing messages at once can only extract one twice (consolidation then finds it already
 known), never drop one::
@@ -22,8 +22,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.facts import now_iso
 from assistant.memory.namespaces import user_held_namespace
+from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact, redact_text
 
 __all__ = ["MAX_HELD", "forget_held", "hold_message", "held_messages", "release_held"]
@@ -48,7 +48,7 @@ async def hold_message(
 ) -> dict[str, Any]:
     """Hold a message of ``thread_id`` for a batch; return its record.
 
-    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction`).
+    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction.extract`).
     """
     record: dict[str, Any] = {
         "thread_id": thread_id,
@@ -85,11 +85,13 @@ async def release_held(store: BaseStore, user_id: str, records: Iterable[dict[st
         await store.adelete(namespace, key)
 
 
-async def forget_held(store: BaseStore, user_id: str, texts: Collection[str]) -> int:
+async def forget_held(writer: Owner, keys: Collection[str], texts: Collection[str]) -> int:
     """Drop the held messages that say one of ``texts`` word for word; return how many changed.
 
     A message kept because only its ``context`` quoted one keeps the rest of its context.
+    ``keys`` are not read: a held message has changed no fact yet.
     """
+    store, user_id = writer.store, writer.user_id
     changed = 0
     for record in await held_messages(store, user_id):
         if any(quotes_fact(str(record.get("text", "")), text) for text in texts):

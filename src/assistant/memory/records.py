@@ -6,13 +6,39 @@ False
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
-__all__ = ["FORGOTTEN", "episode_record", "is_current"]
+from langgraph.store.base import BaseStore
+
+__all__ = ["FORGOTTEN", "Owner", "episode_record", "is_current", "now_iso"]
 
 FORGOTTEN = "[forgotten]"
 """What stands where the words of a forgotten fact were: in the audit trail, in what memory
 heard, and in an episode summary that quoted it (see `assistant.memory.UserMemory.forget`)."""
+
+
+class Owner(Protocol):
+    """Whose records a change touches: a store and a user (`assistant.memory.writer.Writer`).
+
+    The erasers of a forget that write no fact take one, so every eraser has the one
+    signature ``(writer, keys, texts) -> int`` (see `assistant.memory.user_actions`).
+    """
+
+    @property
+    def store(self) -> BaseStore:
+        """The store the records are in."""
+        ...
+
+    @property
+    def user_id(self) -> str:
+        """The user whose records they are."""
+        ...
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO 8601 string, as stored on facts (and every record)."""
+    return datetime.now(UTC).isoformat()
 
 
 def is_current(value: dict[str, Any]) -> bool:

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from langgraph.store.base import BaseStore
-
 from assistant.memory.facts import delete_memory, get_memory
 from assistant.memory.namespaces import user_turns_namespace
 from assistant.memory.writer import Writer
@@ -71,16 +69,17 @@ async def settle_turn(writer: Writer, message_ids: Collection[str]) -> list[str]
     return undone
 
 
-async def forget_turns(store: BaseStore, user_id: str, fact_keys: Collection[str]) -> int:
+async def forget_turns(writer: Writer, keys: Collection[str], texts: Collection[str]) -> int:
     """Take the forgotten facts out of every unsettled turn; return how many records changed.
 
     A rolled-back turn then neither restores them (with their words) nor audits their undo.
+    A turn records facts by key, so ``texts`` are not read.
     """
-    namespace = user_turns_namespace(user_id)
+    store, namespace = writer.store, user_turns_namespace(writer.user_id)
     changed = 0
     for item in await store.asearch(namespace, limit=TURNS_LISTED):
         before = dict(item.value.get("before") or {})
-        kept = {key: value for key, value in before.items() if key not in fact_keys}
+        kept = {key: value for key, value in before.items() if key not in keys}
         if len(kept) == len(before):
             continue
         await store.aput(namespace, item.key, {**item.value, "before": kept}, index=False)

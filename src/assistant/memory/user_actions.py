@@ -13,7 +13,7 @@ what.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,22 @@ from assistant.memory.turns import forget_turns
 from assistant.memory.writer import Writer
 
 __all__ = ["Forgotten", "correct_memory", "edit_memory", "forget_memory"]
+
+
+Eraser = Callable[[Writer, Collection[str], Collection[str]], Awaitable[int]]
+"""Takes a forgotten fact's ``keys`` (it and its earlier versions) and ``texts`` (their
+words) out of one namespace of the user's, through ``writer``; returns how many records
+changed. Each module that keeps a user's words brings its own."""
+
+ERASERS: dict[str, Eraser] = {
+    "contexts": redact_contexts,
+    "audit": redact_audit,
+    "heard": forget_heard,
+    "held": forget_held,
+    "turns": forget_turns,
+    "episodes": redact_episodes,
+}
+"""Every eraser of a forget, in the order they run, by the name `Forgotten.erased` counts."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,15 +86,9 @@ async def forget_memory(writer: Writer, key: str) -> Forgotten | None:
     texts = _wordings(versions)
     for version in keys:
         await delete_memory(writer, version)
-    erased = {
-        "versions": len(keys),
-        "contexts": await redact_contexts(writer, texts),
-        "audit": await redact_audit(store, user_id, keys=keys, texts=texts),
-        "heard": await forget_heard(store, user_id, keys, texts),
-        "held": await forget_held(store, user_id, texts),
-        "turns": await forget_turns(store, user_id, keys),
-        "episodes": await redact_episodes(writer, texts),
-    }
+    erased = {"versions": len(keys)}
+    for name, erase in ERASERS.items():
+        erased[name] = await erase(writer, keys, texts)
     entry = await writer.audit("forget", fact_key=key, content=FORGOTTEN, forgotten=True)
     return Forgotten(entry=entry, content=str(item.value.get("content", "")), erased=erased)
 

@@ -22,19 +22,24 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from assistant.memory import facts
-from assistant.memory.audit import list_audit
+from assistant.memory.audit import CHAT_VIA, list_audit
 from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, apply_operations
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
 from assistant.memory.heard import list_heard, record_heard
 from assistant.memory.held import held_messages, hold_message, release_held
-from assistant.memory.index import WEIGHTS, FusionWeights
-from assistant.memory.namespaces import validate_user_id
-from assistant.memory.search import profile, recall, warm_user_index
+from assistant.memory.namespaces import user_facts_namespace, validate_user_id
+from assistant.memory.search.index import (
+    WEIGHTS,
+    FusionWeights,
+    hybrid_search,
+    pinned_facts,
+    warm_index,
+)
 from assistant.memory.turns import settle_turn
 from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
 from assistant.memory.writer import Writer
 
-__all__ = ["UserMemory", "save_memory"]
+__all__ = ["UserMemory", "recall", "save_memory"]
 
 
 class UserMemory:
@@ -72,7 +77,7 @@ class UserMemory:
 
     async def profile(self) -> list[SearchItem]:
         """The pinned facts (name, home, standing preferences, hard constraints)."""
-        return await profile(self.store, self.user_id)
+        return await pinned_facts(self.store, user_facts_namespace(self.user_id))
 
     async def facts(self, *, include_superseded: bool = False) -> list[Item]:
         """Every current fact, oldest first; superseded ones too when asked."""
@@ -126,7 +131,7 @@ class UserMemory:
 
     async def warm(self) -> int:
         """Build the recall index now (searches otherwise build it on first use)."""
-        return await warm_user_index(self.store, self.user_id)
+        return await warm_index(self.store, user_facts_namespace(self.user_id))
 
     # ----------------------------------------------------------------------- changing
 
@@ -199,7 +204,7 @@ class UserMemory:
         min_confidence: float,
         thread_id: str | None = None,
         message_id: str | None = None,
-        via: str = "chat",
+        via: str = CHAT_VIA,
         client: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> ConsolidationReport:
@@ -243,3 +248,24 @@ async def save_memory(store: BaseStore, user_id: str, content: str, **metadata: 
     ``said_at``, ``context``) is kept on the stored value.
     """
     return await UserMemory(store, user_id).save(content, **metadata)
+
+
+async def recall(
+    store: BaseStore,
+    user_id: str,
+    query: str,
+    *,
+    limit: int,
+    weights: FusionWeights = WEIGHTS,
+    now: datetime | None = None,
+) -> list[SearchItem]:
+    """The user's current facts most relevant to ``query``, best first (hybrid recall).
+
+    Vector, BM25 and (for a question naming days, resolved against ``now``, default
+    now) date rankings are fused by reciprocal rank, with a correction for the
+    embedder's same-language bias and a boost for the speaker asked about (see
+    :class:`FusionWeights`). Superseded facts are never returned.
+    """
+    return await hybrid_search(
+        store, user_facts_namespace(user_id), query, limit=limit, weights=weights, now=now
+    )

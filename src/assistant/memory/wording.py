@@ -13,8 +13,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import FORGOTTEN
-from assistant.tokens import is_cjk_text
 
 __all__ = ["MIN_QUOTED_CHARS", "normalize_fact", "quotes_fact", "redact_text"]
 

@@ -2,7 +2,7 @@
 
 Every change to a user's facts or episodes is made through a `Writer`, which
 `assistant.memory.UserMemory` creates for each change: it writes the item and tells the
-recall index (`assistant.memory.index.record_write`) in the same step, writes the audit
+recall index (`assistant.memory.search.index.record_write`) in the same step, writes the audit
 entries the change calls for with who made it and through what, and, for a turn of a
 thread, keeps each fact's value from before the turn and records it before the fact is
 written (`assistant.memory.turns`), so that a rolled-back turn can be undone. No other module
@@ -16,14 +16,14 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.audit import client_detail, record_audit
-from assistant.memory.facts import now_iso
-from assistant.memory.index import record_write
+from assistant.memory.audit import CHAT_VIA, client_detail, record_audit
 from assistant.memory.namespaces import (
     user_episodes_namespace,
     user_facts_namespace,
     user_turns_namespace,
 )
+from assistant.memory.records import now_iso
+from assistant.memory.search.index import record_write
 
 __all__ = ["Writer"]
 
@@ -43,7 +43,7 @@ class Writer:
     """Whose memory changes (validated by `assistant.memory.UserMemory`)."""
     actor: str | None = None
     """Who asked for the change (default: the user)."""
-    via: str = "chat"
+    via: str = CHAT_VIA
     """The path the change came in by: ``chat``, ``mcp`` or ``api``."""
     thread_id: str | None = None
     """The thread it came from, if any."""

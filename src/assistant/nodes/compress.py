@@ -10,13 +10,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from assistant import models
-from assistant.context import Context
-from assistant.history import MAX_TOKENS_PER_FOLDED_MESSAGE, keep_recent_start, truncate_text
-from assistant.prompting import summary_prompt
-from assistant.scope import node_scope
-from assistant.state import State, TurnMetrics
-from assistant.tokens import count_message_tokens, count_messages_tokens
+from assistant.inference import models
+from assistant.inference.tokens import count_message_tokens, count_messages_tokens
+from assistant.run.context import Context
+from assistant.run.history import MAX_TOKENS_PER_FOLDED_MESSAGE, keep_recent_start, truncate_text
+from assistant.run.prompting import summary_prompt
+from assistant.run.scope import node_scope
+from assistant.run.state import State, TurnMetrics
 
 logger = logging.getLogger(__name__)
 

@@ -11,13 +11,14 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
 
-from assistant import extraction, memory
-from assistant.context import Context
-from assistant.history import truncate_text
-from assistant.recall_query import MAX_QUERY_CHARS
-from assistant.scope import RunScope, node_scope
-from assistant.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
-from assistant.tokens import count_text_tokens
+from assistant import memory
+from assistant.extraction import extract
+from assistant.inference.tokens import count_text_tokens
+from assistant.run.context import Context
+from assistant.run.history import truncate_text
+from assistant.run.recall_query import MAX_QUERY_CHARS
+from assistant.run.scope import RunScope, node_scope
+from assistant.run.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     First it settles the thread's last memory change: if the message it came from is no
     longer in the thread (the run was rolled back), the change is undone
     (`assistant.memory.turns`); and it extracts what the user's other threads held for a
-    batch (`assistant.extraction`). It also resets fields a broken checkpoint holds.
+    batch (`assistant.extraction.extract`). It also resets fields a broken checkpoint holds.
     """
     scope = node_scope(runtime)
     latest = _latest_user_message(state)
@@ -102,17 +103,17 @@ async def _settle(scope: RunScope, state: State) -> None:
 
 async def _gather(scope: RunScope, query: str) -> Recalled:
     """The profile that fits, the facts relevant to ``query``, and past episodes that fit."""
-    context, memory = scope.context, scope.memory
-    profile = fit_profile(await memory.profile(), context.profile_tokens)
+    context, user_memory = scope.context, scope.memory
+    profile = fit_profile(await user_memory.profile(), context.profile_tokens)
     shown = {fact["id"] for fact in profile}
     asked = max(context.recall_limit, WHOLE_MEMORY_FACTS) + len(shown)
-    found = await memory.recall(query, limit=asked)
+    found = await user_memory.recall(query, limit=asked)
     others = [_fact(item) for item in found if item.key not in shown]
     whole = len(found) < asked and _tokens(others) <= context.whole_memory_tokens
     facts = others if whole else others[: context.recall_limit]
     if not (context.episode_limit and query):
         return Recalled(profile, facts)
-    past = await memory.episodes(
+    past = await user_memory.episodes(
         query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
     )
     return Recalled(profile, facts, fit_episodes(past, context.episode_tokens))
@@ -128,7 +129,7 @@ async def _release_other_threads(scope: RunScope) -> None:
     So a fact said elsewhere is never missing here. Never fails the turn.
     """
     try:
-        await extraction.release_held(scope, other_threads=True)
+        await extract.release_held(scope, other_threads=True)
     except Exception:
         logger.exception("Extracting other threads' held messages failed")
 

@@ -1,10 +1,10 @@
 """`remember`: turn the user's new message into memory changes.
 
 It reads only the latest human message, never assistant text, and runs in parallel with
-`respond`, so memory adds no latency to the reply. The gate (`assistant.gate`) decides what
-happens to the message: ``skip`` (it cannot hold a fact: no model call), ``extract`` (one
+`respond`, so memory adds no latency to the reply. The gate (`assistant.extraction.gate`) decides
+what happens to the message: ``skip`` (it cannot hold a fact: no model call), ``extract`` (one
 structured call now, together with any messages the thread held) or ``hold`` (the gate is
-unsure: it waits to be extracted with others, see `assistant.extraction`). The outcome and
+unsure: it waits to be extracted with others, see `assistant.extraction.extract`). The outcome and
 its reason go into the turn's metrics and the user's record of what was heard, so a user
 can see whether what they said was kept.
 """
@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from assistant import extraction, gate
-from assistant.context import Context
-from assistant.extraction import Said
-from assistant.scope import node_scope
-from assistant.state import State, TurnMetrics
+from assistant.extraction import extract, gate
+from assistant.extraction.extract import Said
+from assistant.run.context import Context
+from assistant.run.scope import node_scope
+from assistant.run.state import State, TurnMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -46,21 +46,21 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     decision = verdict.decision
     if decision == "hold" and (scope.context.extraction_hold_s <= 0 or not scope.thread_id):
         decision = "extract"  # holding is off, or there is no thread to hold it in
-    held = await extraction.held(scope)
-    overdue = bool(held) and extraction.waited(held) >= scope.context.extraction_hold_s
+    held = await extract.held(scope)
+    overdue = bool(held) and extract.waited(held) >= scope.context.extraction_hold_s
     if decision == "skip":
-        await extraction.record(scope, said, "skipped", verdict.reason)
+        await extract.record(scope, said, "skipped", verdict.reason)
         if overdue:  # the timer that should have taken them died with a restart
-            await extraction.extract(scope, held)
+            await extract.extract(scope, held)
         return {"metrics": _metrics(turn, "skipped", verdict.reason)}
     if decision == "hold" and not overdue:
-        batch = await extraction.hold(scope, said, held)
-        if len(batch) < extraction.HOLD_BATCH:
-            await extraction.record(scope, said, "held", verdict.reason)
+        batch = await extract.hold(scope, said, held)
+        if len(batch) < extract.HOLD_BATCH:
+            await extract.record(scope, said, "held", verdict.reason)
             return {"metrics": _metrics(turn, "held", verdict.reason)}
     else:
         batch = [*held, said]
-    result = await extraction.extract(scope, batch)
+    result = await extract.extract(scope, batch)
     metrics = _metrics(turn, result.outcome, result.reason)
     if result.report is not None:
         report = result.report

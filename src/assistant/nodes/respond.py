@@ -15,12 +15,12 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from assistant import models, providers
-from assistant.context import Context
-from assistant.prompting import fit_prompt, skip_unanswered
-from assistant.state import State, TurnMetrics
-from assistant.tokens import count_messages_tokens
-from assistant.tools import MEMORY_TOOLS
+from assistant.inference import models, providers
+from assistant.inference.tokens import count_messages_tokens
+from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.run.context import Context
+from assistant.run.prompting import fit_prompt, skip_unanswered
+from assistant.run.state import State, TurnMetrics
 
 MAX_TOOL_ROUNDS = 3
 """Tool calls allowed per user turn; after that the model must answer in words."""

@@ -1,0 +1,1 @@
+"""Configuration: every setting declared once, the environment read in one place."""

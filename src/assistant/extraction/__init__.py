@@ -1,0 +1,1 @@
+"""What memory learns from a message: the gate, the extraction call, held messages."""

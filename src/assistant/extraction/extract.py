@@ -1,0 +1,382 @@
+"""Fact extraction: one structured model call over one or more user messages, then the writes.
+
+`remember` extracts the user's new message when the gate sends it (`assistant.extraction.gate`). A
+message the gate is unsure about may be held (`assistant.memory.held`) and extracted
+together with others, so that one call covers several. A held message is extracted at the
+earliest of:
+
+1. the next message of its thread that the gate sends (one call for both);
+2. its thread holding `HOLD_BATCH` messages;
+3. another thread of the same user starting a turn: that thread's `recall` extracts it
+   first, so a fact never misses the user's other threads;
+4. ``Context.extraction_hold_s`` after the oldest was held: a timer in the server process
+   (`assistant.extraction.hold_timers`; after a restart, the user's next turn extracts what is
+   overdue).
+
+Until then the message is still in its own thread's messages, which the reply reads.
+
+The call sees the user's closest stored facts and says, per durable fact, whether to add
+it, update or supersede a known fact, or skip it as already known (see
+:mod:`assistant.memory.consolidate`), using the strongest structured mechanism the provider
+accepts (:func:`assistant.inference.providers.ainvoke_structured`). Any failure is logged, counted
+for the provider and recorded: nothing already stored is lost. Every message's outcome (kept,
+nothing to keep, held, skipped, failed) and its reason go to the user's record of what was
+heard (`assistant.memory.heard`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.store.base import Item
+
+from assistant import memory
+from assistant.config.settings import get_model_settings
+from assistant.extraction import hold_timers
+from assistant.inference import models, providers
+from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
+from assistant.run import prompts
+from assistant.run.context import Context
+from assistant.run.history import truncate_text
+from assistant.run.prompting import as_data
+from assistant.run.scope import RunScope
+
+__all__ = [
+    "HOLD_BATCH",
+    "Extraction",
+    "Said",
+    "decide_operations",
+    "extract",
+    "hold",
+    "known_facts",
+    "record",
+    "release_held",
+]
+
+logger = logging.getLogger(__name__)
+
+MAX_EXTRACTION_TOKENS = 2000
+"""Only this much of a huge message (its start and its end) goes to the model."""
+
+KNOWN_FACTS_SHOWN = 8
+"""How many of the user's closest stored facts the model sees, besides the profile."""
+
+MAX_PROFILE_SHOWN = 20
+"""At most this many profile facts are shown to the model."""
+
+MAX_REASON_CHARS = 200
+"""A failure's reason is cut to this many characters in the metrics and the record."""
+
+HOLD_BATCH = 3
+"""A thread's held messages are extracted together once this many wait."""
+
+
+@dataclass(frozen=True)
+class Said:
+    """One user message that extraction reads."""
+
+    id: str
+    text: str
+    thread_id: str = ""
+    held_at: str = ""
+    """When it was held for a batch (ISO time); empty for a message not held."""
+    said_at: str = ""
+    """When the user said it (ISO time); empty: now."""
+    context: str = ""
+    """What came just before it in the thread (the assistant's last words, shortened): the
+    question a fragment like "Mochi, a tabby" answers. Recall reads it (`provenance`)."""
+    turn: int | None = None
+    """Its number among the thread's user messages (from 0)."""
+
+    @classmethod
+    def from_held(cls, record: dict[str, Any]) -> Said:
+        """A message from its held record (`assistant.memory.held`)."""
+        turn = record.get("turn")
+        return cls(
+            id=str(record.get("id", "")),
+            text=str(record.get("text", "")),
+            thread_id=str(record.get("thread_id", "")),
+            held_at=str(record.get("at", "")),
+            said_at=str(record.get("at", "")),
+            context=str(record.get("context", "")),
+            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+        )
+
+    def held_record(self) -> dict[str, Any]:
+        """The record `assistant.memory.held` keeps for it."""
+        return {"thread_id": self.thread_id, "id": self.id}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one extraction made of its messages."""
+
+    outcome: str
+    """``kept``, ``nothing`` or ``failed`` (`assistant.memory.OUTCOMES`)."""
+    reason: str
+    report: ConsolidationReport | None = None
+    """What was written; None when it failed."""
+
+
+# --------------------------------------------------------------------------- extracting
+
+
+async def extract(
+    scope: RunScope, batch: Sequence[Said], *, via: str = memory.CHAT_VIA, client: str | None = None
+) -> Extraction:
+    """One extraction call on ``batch``; record each message's outcome; release held ones.
+
+    ``via`` and ``client`` name the path the messages came by in the audit trail: the chat
+    (the default), or an agent over MCP (`assistant.server.mcp_server`).
+    """
+    for thread_id in {said.thread_id or scope.thread_id or "" for said in batch}:
+        hold_timers.cancel(scope.user_id, thread_id)  # every held message of theirs is in ``batch``
+    try:
+        report = await _extract(scope, batch, via=via, client=client)
+    except Exception as error:
+        logger.exception("Remembering this turn failed; the reply stands")
+        _count(scope.context, error)
+        result = Extraction("failed", failure(error, scope.context))
+    else:
+        _count(scope.context, None)
+        result = Extraction(*outcome(report), report=report)
+    held = [said.held_record() for said in batch if said.held_at]
+    if held:
+        await scope.memory.release(held)
+    done = result.report
+    changed = [*done.added, *done.updated, *done.superseded] if done else []
+    together = f" (in one call with {len(batch) - 1} more)" if len(batch) > 1 else ""
+    for said in batch:
+        await record(scope, said, result.outcome, result.reason + together, facts=changed)
+    return result
+
+
+async def _extract(
+    scope: RunScope, batch: Sequence[Said], *, via: str, client: str | None
+) -> ConsolidationReport:
+    context = scope.context
+    text = "\n\n".join(said.text for said in batch)
+    known = await known_facts(scope.memory, text)
+    operations = await asyncio.wait_for(
+        decide_operations(text, known, context=context),
+        timeout=extraction_timeout(context),
+    )
+    threads = {said.thread_id or scope.thread_id for said in batch}
+    own = len(threads) == 1 and scope.thread_id in threads
+    return await scope.memory.apply(
+        operations,
+        known,
+        min_confidence=context.min_fact_confidence,
+        # A rolled-back turn undoes what its message changed; a batch of other threads'
+        # messages belongs to no one turn of this thread.
+        thread_id=scope.thread_id if own else None,
+        message_id=(batch[-1].id or None) if own else None,
+        via=via,
+        client=client,
+        metadata=provenance(batch, own=own),
+    )
+
+
+def provenance(batch: Sequence[Said], *, own: bool) -> dict[str, Any]:
+    """What recall can use about where the facts of ``batch`` were said.
+
+    ``said_at`` (its last message's time) dates them; for a single message of this thread,
+    ``turn`` places them in it and ``context`` keeps what they answered, so a question
+    worded like the assistant's question finds the fact (`assistant.memory.search.lexical`). A
+    batch of several messages has no one turn or context.
+
+    >>> provenance([Said(id="m", text="Mochi, a tabby", said_at="2026-03-01T10:00:00+00:00",
+    ...     context="What is your cat called?", turn=3)], own=True)
+    {'said_at': '2026-03-01T10:00:00+00:00', 'context': 'What is your cat called?', 'turn': 3}
+    """
+    last = batch[-1]
+    found: dict[str, Any] = {"said_at": last.said_at or last.held_at or _now()}
+    if len(batch) == 1 and own:
+        if last.context:
+            found["context"] = last.context
+        if last.turn is not None:
+            found["turn"] = last.turn
+    return found
+
+
+async def known_facts(user: memory.UserMemory, text: str) -> list[Item]:
+    """The facts the model is shown: the profile, then the closest others to ``text``."""
+    pinned = (await user.profile())[:MAX_PROFILE_SHOWN]
+    closest = await user.recall(text[:2000], limit=KNOWN_FACTS_SHOWN)
+    shown = {item.key for item in pinned}
+    return [*pinned, *(item for item in closest if item.key not in shown)]
+
+
+async def decide_operations(
+    text: str, known: Sequence[Item], *, context: Context
+) -> list[MemoryOperation]:
+    """Ask the model what ``text`` changes, given the ``known`` facts (numbered from 1).
+
+    The message and the facts go into their blocks as data (`assistant.run.prompting.as_data`):
+    neither can close its block and write instructions after it.
+    """
+    prompt = prompts.EXTRACTION_PROMPT.format(
+        categories=", ".join(CATEGORIES),
+        known_facts="\n".join(
+            f"{number}. {as_data(str(item.value.get('content', '')), one_line=True)}"
+            for number, item in enumerate(known, 1)
+        )
+        or "(none)",
+        message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
+    )
+    result = await providers.ainvoke_structured(
+        models.get_chat_model(context.model),
+        MemoryOperations,
+        [HumanMessage(content=prompt)],
+        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
+    )
+    return result.operations
+
+
+def outcome(report: ConsolidationReport) -> tuple[str, str]:
+    """``kept`` or ``nothing``, and what the extraction did in a few words.
+
+    >>> outcome(ConsolidationReport(added=["a", "b"], confirmed=["c"]))
+    ('kept', 'added 2, already known 1')
+    >>> outcome(ConsolidationReport(confirmed=["c"]))
+    ('nothing', 'already known 1')
+    >>> outcome(ConsolidationReport())
+    ('nothing', 'no durable fact found')
+    """
+    parts = [
+        f"{label} {len(keys)}"
+        for label, keys in (
+            ("added", report.added),
+            ("updated", report.updated),
+            ("superseded", report.superseded),
+            ("already known", report.confirmed),
+        )
+        if keys
+    ]
+    changed = report.added or report.updated or report.superseded
+    return ("kept" if changed else "nothing"), ", ".join(parts) or "no durable fact found"
+
+
+def extraction_timeout(context: Context) -> float:
+    """Seconds one extraction may take: the context's, or twice the model's request timeout.
+
+    >>> extraction_timeout(Context(extraction_timeout_s=45))
+    45
+    """
+    return context.extraction_timeout_s or 2 * get_model_settings().timeout_s
+
+
+def failure(error: BaseException, context: Context) -> str:
+    """Why the extraction failed, for the user to read.
+
+    >>> failure(TimeoutError(), Context(extraction_timeout_s=30))
+    'the model did not answer within 30 s'
+    >>> failure(RuntimeError("The model provider rejected it"), Context())
+    'The model provider rejected it'
+    """
+    if isinstance(error, TimeoutError):
+        return f"the model did not answer within {extraction_timeout(context):g} s"
+    return (str(error) or type(error).__name__)[:MAX_REASON_CHARS]
+
+
+def _count(context: Context, error: BaseException | None) -> None:
+    """Count the extraction's outcome for the provider, so repeated failures show."""
+    try:
+        model = models.get_chat_model(context.model)
+    except Exception:  # no model configured: the reply reports that already
+        return
+    providers.record_extraction(model, error)
+
+
+async def record(
+    scope: RunScope, said: Said, outcome: str, reason: str, *, facts: list[str] | None = None
+) -> None:
+    """Add a message's outcome to the user's record of what was heard; never fails a turn."""
+    try:
+        await scope.memory.note_heard(
+            thread_id=said.thread_id or scope.thread_id or "",
+            message_id=said.id,
+            text=said.text,
+            outcome=outcome,
+            reason=reason,
+            facts=facts,
+        )
+    except Exception:
+        logger.exception("Could not record what memory made of this turn")
+
+
+# --------------------------------------------------------------------------- holding
+
+
+async def held(scope: RunScope, *, other_threads: bool = False) -> list[Said]:
+    """This thread's held messages (or every other thread's), oldest first."""
+    if other_threads:
+        records = await scope.memory.held(other_than=scope.thread_id or "")
+    elif scope.thread_id:
+        records = await scope.memory.held(thread_id=scope.thread_id)
+    else:
+        return []
+    return [Said.from_held(record) for record in records]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def waited(batch: Sequence[Said]) -> float:
+    """Seconds since the oldest of ``batch`` was held (unknown counts as long ago)."""
+    try:
+        since = datetime.fromisoformat(batch[0].held_at)
+    except (ValueError, IndexError):
+        return float("inf")
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - since).total_seconds()
+
+
+async def hold(scope: RunScope, said: Said, held: Sequence[Said]) -> list[Said]:
+    """Hold ``said`` beside the thread's ``held`` ones and (re)start the thread's timer.
+
+    Returns the thread's held messages, ``said`` last.
+    """
+    assert scope.thread_id, "only a message of a thread is held"
+    record = await scope.memory.hold(
+        thread_id=scope.thread_id,
+        message_id=said.id,
+        text=said.text,
+        context=said.context,
+        turn=said.turn,
+    )
+    batch = [*(other for other in held if other.id != said.id), Said.from_held(record)]
+    if len(batch) < HOLD_BATCH:
+        _start_timer(scope, max(0.0, scope.context.extraction_hold_s - waited(batch)))
+    return batch
+
+
+async def release_held(scope: RunScope, *, other_threads: bool = False) -> Extraction | None:
+    """Extract the held messages of this thread (or of the user's other threads) now.
+
+    One release at a time per user in this process, so turns starting together in several
+    threads extract what was held once, not once each.
+    """
+    lock = _RELEASE_LOCKS.setdefault(scope.user_id, asyncio.Lock())
+    async with lock:
+        batch = await held(scope, other_threads=other_threads)
+        return await extract(scope, batch) if batch else None
+
+
+_RELEASE_LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+"""Each user's release lock, while some release holds it."""
+
+
+def _start_timer(scope: RunScope, delay: float) -> None:
+    """Release the thread's held messages in ``delay`` seconds, unless extracted sooner."""
+    hold_timers.start((scope.user_id, scope.thread_id or ""), delay, lambda: release_held(scope))

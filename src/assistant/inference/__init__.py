@@ -1,0 +1,1 @@
+"""The model side: the one seam that builds the chat model, provider quirks, the embedder."""

@@ -1,0 +1,497 @@
+"""What the assistant learns about a chat model provider: structured calls and tools.
+
+OpenAI-compatible servers differ in what they accept. Some reject a forced named tool
+(400), some ignore ``tool_choice`` and answer in text, some have no tools or no
+``json_schema`` response format at all. This module lets every structured call work on
+any model that can answer in JSON, and the reply work on any model that can chat:
+
+* :func:`ainvoke_structured` tries the strongest mechanism the provider accepts and
+  falls back step by step: a forced named tool, then the ``json_schema`` response
+  format, then JSON mode, then JSON parsed and validated from plain text.
+* :func:`ainvoke_with_tools` offers tools, and answers without them when the provider
+  refuses tools.
+
+What is learned about a provider (its base URL and model name) is kept for the process,
+so later turns do not pay for failed attempts again, and each fallback is logged once
+with the provider's own error. What a failed call tells the user (the readable errors,
+and the chat model that raises them) is `assistant.inference.provider_errors`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
+from pydantic import BaseModel, ValidationError
+
+from assistant.config.settings import endpoint_host
+from assistant.inference.provider_errors import MAX_PROVIDER_MESSAGE_CHARS, ModelProviderError
+
+__all__ = [
+    "REPEATED_FAILURES",
+    "ModelProviderError",
+    "ProviderProfile",
+    "Structured",
+    "StructuredOutputError",
+    "ainvoke_structured",
+    "ainvoke_with_tools",
+    "extraction_warning",
+    "forget_providers",
+    "parse_json_reply",
+    "profile_for",
+    "record_extraction",
+    "tool_calls_in_text",
+]
+
+logger = logging.getLogger(__name__)
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+REPEATED_FAILURES = 2
+"""Extraction failures in a row after which replies carry a warning."""
+
+JSON_INSTRUCTION = (
+    "Answer with one JSON object and nothing else: no prose, no code fences. "
+    "It must match this JSON schema:\n{schema}"
+)
+"""Added to the prompt when the provider's JSON mode or plain text carries the answer."""
+
+
+class Structured(StrEnum):
+    """How a structured answer is asked for, strongest first."""
+
+    TOOL = "tool"
+    """A forced named tool (``tool_choice`` naming the function)."""
+    JSON_SCHEMA = "json_schema"
+    """``response_format={"type": "json_schema", ...}``."""
+    JSON_MODE = "json_mode"
+    """``response_format={"type": "json_object"}`` plus the schema in the prompt."""
+    TEXT = "text"
+    """Plain chat with the schema in the prompt; JSON parsed from the answer."""
+
+
+LADDER = tuple(Structured)
+"""The order :func:`ainvoke_structured` tries."""
+
+
+class StructuredOutputError(RuntimeError):
+    """No mechanism produced an answer that matches the schema."""
+
+
+class _Unusable(Exception):
+    """The provider answered, but not with the structured answer asked for."""
+
+    def __init__(self, reason: str, *, ignored: bool) -> None:
+        super().__init__(reason)
+        self.ignored = ignored
+        """True when the provider ignored the mechanism (worth remembering)."""
+
+
+# --------------------------------------------------------------------------- providers
+
+
+@dataclass
+class ProviderProfile:
+    """What this process has learned about one provider and model."""
+
+    structured: Structured = Structured.TOOL
+    """The strongest structured mechanism not yet refused."""
+    tools: bool = True
+    """Whether the provider accepts tools in a chat request."""
+    tools_as_text: bool = False
+    """Whether it writes tool calls as text instead of making them (read from the text)."""
+    extraction_failures: int = 0
+    """Memory extractions that failed in a row."""
+    last_extraction_error: str = ""
+    """Why the latest failed extraction failed."""
+
+
+_profiles: dict[tuple[str, str], ProviderProfile] = {}
+_logged: set[tuple[str, str, str]] = set()
+
+
+def provider_key(model: BaseChatModel) -> tuple[str, str]:
+    """``(base URL, model name)`` of a chat model: what a profile is kept for."""
+    base_url = getattr(model, "openai_api_base", None) or ""
+    name = getattr(model, "model_name", None) or type(model).__name__
+    return str(base_url), str(name)
+
+
+def profile_for(model: BaseChatModel) -> ProviderProfile:
+    """The profile of ``model``'s provider, created on first use."""
+    return _profiles.setdefault(provider_key(model), ProviderProfile())
+
+
+def forget_providers() -> None:
+    """Forget every profile and logged fallback (for tests)."""
+    _profiles.clear()
+    _logged.clear()
+
+
+def _describe(model: BaseChatModel) -> str:
+    base_url, name = provider_key(model)
+    return f"{name!r} at {endpoint_host(base_url)}"
+
+
+def _log_once(model: BaseChatModel, event: str, message: str, *args: object) -> None:
+    key = (*provider_key(model), event)
+    if key not in _logged:
+        _logged.add(key)
+        logger.warning(message, *args)
+
+
+# --------------------------------------------------------------------------- structured
+
+
+def parse_json_reply(text: str, schema: type[SchemaT]) -> SchemaT:
+    r"""The ``schema`` instance in a model's text answer: bare JSON, fenced, or in prose.
+
+    >>> class Fact(BaseModel):
+    ...     content: str
+    >>> parse_json_reply('Sure! ```json\\n{"content": "Lives in Chengdu"}\\n```', Fact)
+    Fact(content='Lives in Chengdu')
+
+    Raises:
+        ValueError: No JSON object in ``text`` matches ``schema``.
+    """
+    stripped = text.strip()
+    candidates = [stripped]
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.DOTALL | re.IGNORECASE)
+    if fenced:
+        candidates.append(fenced.group(1).strip())
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        candidates.append(stripped[start : end + 1])
+    problem = "no JSON object in the answer"
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        try:
+            return schema.model_validate(_wrap_list(_call_arguments(data), schema))
+        except ValidationError as error:
+            problem = f"the JSON does not match the schema: {error.errors()[0]['msg']}"
+    raise ValueError(f"{problem} (answer began {stripped[:80]!r})")
+
+
+def _wrap_list(data: Any, schema: type[BaseModel]) -> Any:
+    """A bare list for a schema whose only field is a list becomes ``{field: list}``."""
+    fields = list(schema.model_fields)
+    if isinstance(data, list) and len(fields) == 1:
+        return {fields[0]: data}
+    return data
+
+
+def _call_arguments(data: Any) -> Any:
+    """The arguments of a tool call written as JSON text; any other ``data`` as it is.
+
+    Small models asked for a forced tool often write the call instead of making it:
+    ``{"name": "MemoryOperations", "arguments": {...}}`` (or OpenAI's nested shape).
+
+    >>> _call_arguments({"name": "Fact", "arguments": {"content": "Lives in Lyon"}})
+    {'content': 'Lives in Lyon'}
+    >>> _call_arguments({"content": "Lives in Lyon"})
+    {'content': 'Lives in Lyon'}
+    """
+    call = _as_call(data)
+    return data if call is None else call[1]
+
+
+def _as_call(data: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` when ``data`` has the shape of a tool call, else None."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("function"), dict):  # {"type": "function", "function": {...}}
+        data = data["function"]
+    name = data.get("name")
+    arguments = data.get("arguments", data.get("parameters"))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    if not isinstance(name, str) or not isinstance(arguments, dict) or len(data) > 3:
+        return None
+    return name, arguments
+
+
+def _with_instruction(
+    messages: Sequence[BaseMessage], schema: type[BaseModel]
+) -> list[BaseMessage]:
+    instruction = JSON_INSTRUCTION.format(schema=json.dumps(schema.model_json_schema()))
+    last = messages[-1] if messages else None
+    if isinstance(last, HumanMessage) and isinstance(last.content, str):
+        return [
+            *messages[:-1],
+            last.model_copy(update={"content": f"{last.content}\n\n{instruction}"}),
+        ]
+    return [*messages, HumanMessage(content=instruction)]
+
+
+async def _attempt(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    method: Structured,
+    config: RunnableConfig | None,
+) -> SchemaT:
+    """One structured call with ``method``; raises `_Unusable` when the answer is not usable."""
+    if method is Structured.TEXT:
+        reply = await model.ainvoke(_with_instruction(messages, schema), config)
+        try:
+            return parse_json_reply(reply.text, schema)
+        except ValueError as error:
+            raise _Unusable(str(error), ignored=False) from error
+    prompt = _with_instruction(messages, schema) if method is Structured.JSON_MODE else messages
+    name = "function_calling" if method is Structured.TOOL else method.value
+    runnable = model.with_structured_output(schema, method=name, include_raw=True)
+    try:
+        result: Any = await runnable.ainvoke(list(prompt), config)
+    except (ValidationError, ValueError) as error:  # parsed inside the client
+        raise _Unusable(f"the answer did not match the schema: {error}", ignored=False) from error
+    if isinstance(result, schema):
+        return result  # a model that answers structured calls directly
+    if not isinstance(result, dict):
+        raise _Unusable(f"unexpected result {type(result).__name__}", ignored=False)
+    parsed = result.get("parsed")
+    if isinstance(parsed, schema):
+        return parsed
+    raw = result.get("raw")
+    text = raw.text if isinstance(raw, BaseMessage) else ""
+    tool_calls = getattr(raw, "tool_calls", None)
+    try:
+        answer = parse_json_reply(text, schema)  # e.g. the JSON came as text instead
+    except ValueError as error:
+        if method is Structured.TOOL and not tool_calls:
+            raise _Unusable(
+                f"it answered in text instead of calling the tool: {text[:80]!r}", ignored=True
+            ) from error
+        reason = result.get("parsing_error") or error
+        raise _Unusable(f"the answer did not match the schema: {reason}", ignored=False) from error
+    if method is Structured.TOOL and not tool_calls:
+        # The tool was ignored and the call written as text: usable this time, but a
+        # grammar-constrained json_schema answer is surer from the next call on.
+        _learn(model, method, f"it wrote the tool call as text: {text[:80]!r}")
+    return answer
+
+
+def _learn(model: BaseChatModel, method: Structured, reason: str) -> None:
+    """Skip ``method`` for ``model``'s provider from now on, and log it once."""
+    index = LADDER.index(method)
+    if index + 1 >= len(LADDER):
+        return
+    following = LADDER[index + 1]
+    profile = profile_for(model)
+    if LADDER.index(profile.structured) < index + 1:
+        profile.structured = following
+    _log_once(
+        model,
+        f"structured:{method.value}",
+        "The model %s does not support structured output by %s (%s); using %s from now on.",
+        _describe(model),
+        method.value,
+        reason,
+        following.value,
+    )
+
+
+async def ainvoke_structured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None = None,
+) -> SchemaT:
+    """Ask ``model`` for a ``schema`` instance with the strongest mechanism it accepts.
+
+    Starts at the mechanism this process last found working for the provider, and falls
+    back step by step (see :class:`Structured`). A mechanism the provider rejects (400
+    or 422) or ignores (no tool call) is skipped from then on, and the fallback is logged
+    once with the provider's own error. An answer that merely fails the schema moves on
+    to the next mechanism for this call only.
+
+    Raises:
+        ModelProviderError: The provider failed for another reason (key, URL, model
+            name, timeout, ...); falling back would not help.
+        StructuredOutputError: No mechanism produced a valid answer.
+    """
+    profile = profile_for(model)
+    start = LADDER.index(profile.structured)
+    reasons: list[str] = []
+    for method in LADDER[start:]:
+        try:
+            return await _attempt(model, schema, messages, method, config)
+        except ModelProviderError as error:
+            if error.kind != "rejected":
+                raise
+            reason, learned = error.provider_message or str(error), True
+        except _Unusable as error:
+            reason, learned = str(error), error.ignored
+        reasons.append(f"{method.value}: {reason}")
+        if learned:
+            _learn(model, method, reason)
+    raise StructuredOutputError(
+        f"The model {_describe(model)} gave no answer in the expected JSON format. Tried "
+        + "; ".join(reasons)
+        + ". Use a model that can answer in JSON for memory to work."
+    )
+
+
+# --------------------------------------------------------------------------- tools
+
+
+async def ainvoke_with_tools(
+    model: BaseChatModel,
+    tools: Sequence[Any],
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None = None,
+) -> BaseMessage:
+    """The model's answer with ``tools`` offered, or without them if the provider has none.
+
+    When a request with tools is rejected (400/422) and the same request without tools
+    succeeds, the provider is remembered as having no tools, and the fallback logged once.
+    """
+    profile = profile_for(model)
+    if not tools or not profile.tools:
+        return await model.ainvoke(list(messages), config)
+    if profile.tools_as_text:  # its raw text would stream tool calls to the user
+        config = {**(config or {}), "tags": [*(config or {}).get("tags", []), TAG_NOSTREAM]}
+    try:
+        reply = await model.bind_tools(tools).ainvoke(list(messages), config)
+    except ModelProviderError as error:
+        if error.kind != "rejected":
+            raise
+        reply = await model.ainvoke(list(messages), config)
+        profile.tools = False
+        _log_once(
+            model,
+            "tools",
+            "The model %s rejected a request with tools (%s); replying without the memory "
+            "tools from now on.",
+            _describe(model),
+            error.provider_message or error,
+        )
+        return reply
+    return _read_written_calls(model, reply, {_tool_name(tool) for tool in tools})
+
+
+def _tool_name(tool: Any) -> str:
+    name = getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else None)
+    return str(name or getattr(tool, "__name__", ""))
+
+
+def _read_written_calls(model: BaseChatModel, reply: BaseMessage, names: set[str]) -> BaseMessage:
+    """``reply`` with the tool calls its text wrote (``<tools>{"name": …}</tools>``) made real.
+
+    Many small models served without a tool-call parser for their format write the call
+    as text. The calls are read out of the text, so the tools run and the user never sees
+    the markup; the provider is remembered, so its later replies are not streamed raw.
+    """
+    if not isinstance(reply, AIMessage) or reply.tool_calls:
+        return reply
+    calls, rest = tool_calls_in_text(reply.text, names)
+    if not calls:
+        return reply
+    profile_for(model).tools_as_text = True
+    _log_once(
+        model,
+        "tools_as_text",
+        "The model %s writes its tool calls as text; reading them from the text from now on.",
+        _describe(model),
+    )
+    return AIMessage(
+        content=rest,
+        tool_calls=calls,
+        id=reply.id,
+        response_metadata=reply.response_metadata,
+        usage_metadata=reply.usage_metadata,
+    )
+
+
+TOOL_MARKUP = re.compile(
+    r"</?\s*(?:tools?|tool_calls?|tool_code|function_calls?|functions?)\s*>|```(?:json)?\s*```"
+    r"|\[\s*(?:,\s*)*\]",
+    re.IGNORECASE,
+)
+"""What is left around calls read out of a text: their tags, empty fences and lists."""
+
+
+def tool_calls_in_text(text: str, names: set[str]) -> tuple[list[ToolCall], str]:
+    """The calls of tools in ``names`` written as JSON in ``text``, and the text without them.
+
+    >>> calls, rest = tool_calls_in_text(
+    ...     'Let me check. <tools>{"name": "search_memory", "arguments": {"query": "cat"}}</tools>',
+    ...     {"search_memory"},
+    ... )
+    >>> [(call["name"], call["args"]) for call in calls], rest
+    ([('search_memory', {'query': 'cat'})], 'Let me check.')
+    >>> tool_calls_in_text('Use {"name": "other", "arguments": {}}', {"search_memory"})[0]
+    []
+    """
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    position = 0
+    start = text.find("{")
+    while start != -1:
+        try:
+            data, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        call = _as_call(data)
+        if call is not None and call[0] in names:
+            kept.append(text[position:start])
+            position = end
+            calls.append(ToolCall(name=call[0], args=call[1], id=f"call_{uuid.uuid4().hex[:24]}"))
+        start = text.find("{", end)
+    if not calls:
+        return [], text
+    rest = TOOL_MARKUP.sub("", "".join([*kept, text[position:]]))
+    lines = (" ".join(line.split()) for line in rest.splitlines())
+    return calls, re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def record_extraction(model: BaseChatModel, error: BaseException | None) -> None:
+    """Count a memory extraction's outcome for ``model``'s provider (None: it worked)."""
+    profile = profile_for(model)
+    if error is None:
+        profile.extraction_failures = 0
+        profile.last_extraction_error = ""
+        return
+    profile.extraction_failures += 1
+    message = " ".join(str(error).split()) or type(error).__name__
+    profile.last_extraction_error = message[:MAX_PROVIDER_MESSAGE_CHARS]
+
+
+def extraction_warning(model: BaseChatModel) -> str:
+    """One line for the reply when memory extraction keeps failing; empty otherwise.
+
+    >>> from langchain_core.language_models import GenericFakeChatModel
+    >>> model = GenericFakeChatModel(messages=iter([]))
+    >>> forget_providers()
+    >>> record_extraction(model, RuntimeError("boom")); extraction_warning(model)
+    ''
+    >>> record_extraction(model, RuntimeError("boom")); extraction_warning(model)
+    'Memory is not being saved: extraction failed on the last 2 turns (boom).'
+    """
+    profile = profile_for(model)
+    if profile.extraction_failures < REPEATED_FAILURES:
+        return ""
+    return (
+        f"Memory is not being saved: extraction failed on the last "
+        f"{profile.extraction_failures} turns ({profile.last_extraction_error})."
+    )

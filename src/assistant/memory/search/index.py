@@ -1,0 +1,140 @@
+"""Hybrid recall over a user's memories: the index kept in step, ranked, re-read.
+
+The store stays the source of truth; an in-process index of each user's current facts
+(:mod:`assistant.memory.search.user_index`) makes recall fast (a dot product and an
+inverted-index lookup instead of a store scan) and lets it fuse vector, keyword and date
+rankings (:mod:`assistant.memory.search.ranking`). The index is kept in step with the store by
+:mod:`assistant.memory.search.sync` (writes through :func:`record_write`, a revision token, a
+probe, an age refresh), with each fact's vector kept in the store next to it
+(:mod:`assistant.memory.search.vectors`). The final hits are re-read from the store, so a fact
+deleted or superseded behind the index's back is never returned.
+
+This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`,
+:func:`record_write`, :func:`warm_index`, and the weights.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
+
+from assistant.inference.tokens import is_cjk_text
+from assistant.memory.records import is_current
+from assistant.memory.search.query import (
+    analyze_query,
+    frequent_names,
+    mentioned_speakers,
+    without_names,
+)
+from assistant.memory.search.ranking import WEIGHTS, FusionWeights, rank, store_ranking
+from assistant.memory.search.sync import ready_index, record_write, warm_index
+from assistant.memory.search.vectors import LIST_PAGE, store_embeddings
+
+__all__ = [
+    "WEIGHTS",
+    "FusionWeights",
+    "hybrid_search",
+    "pinned_facts",
+    "record_write",
+    "store_embeddings",
+    "warm_index",
+]
+
+
+async def hybrid_search(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    query: str,
+    *,
+    limit: int,
+    weights: FusionWeights = WEIGHTS,
+    now: datetime | None = None,
+) -> list[SearchItem]:
+    """The current memories in ``namespace`` most relevant to ``query``, best first.
+
+    ``now`` is when the question is asked (default: now); relative dates in it
+    ("last Saturday") are resolved against it.
+    """
+    if limit <= 0:
+        return []
+    now = now or datetime.now(UTC)
+    index = await ready_index(store, namespace)
+    if index is None:  # a first, large build runs: the store's own vector search meanwhile
+        return await _fresh(
+            store, namespace, await _store_search(store, namespace, query, limit, weights)
+        )
+    if not len(index):
+        return []  # nothing to rank: the query is not even embedded
+    plan = analyze_query(query, now.date(), expand_dates=weights.expand_dates)
+    speakers = mentioned_speakers(plan, index.lexical.tags_of_kind("speaker"))
+    if speakers and weights.speaker_boost:
+        # The speaker asked about is matched by who said a memory, not by its words:
+        # "What did Caroline do?" should not find every "Hi Caroline!".
+        plan = without_names(plan, speakers)
+    elif weights.frequent_name_share:
+        # Without speakers, a name most memories hold is one of the people talking.
+        share = weights.frequent_name_share
+        plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
+    query_vector = await store_embeddings(store).aembed_query(plan.text)
+    ranked = rank(
+        index,
+        plan,
+        query_vector,
+        query_cjk=is_cjk_text(query),
+        speakers=speakers,
+        limit=limit,
+        weights=weights,
+    )
+    return await _fresh(store, namespace, ranked)
+
+
+async def _store_search(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    query: str,
+    limit: int,
+    weights: FusionWeights,
+) -> list[tuple[str, float]]:
+    """The store's own vector search over the current memories, ranked as recall ranks it."""
+    found = await store.asearch(
+        namespace, query=query, limit=weights.candidates, filter={"status": {"$ne": "superseded"}}
+    )
+    return store_ranking(found, query_cjk=is_cjk_text(query), limit=limit, weights=weights)
+
+
+async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:
+    """The user's current pinned (profile) facts, oldest first."""
+    index = await ready_index(store, namespace)
+    if index is None:
+        found = await store.asearch(
+            namespace, filter={"pinned": True, "status": "current"}, limit=LIST_PAGE
+        )
+        keys = [item.key for item in found]
+    else:
+        keys = list(index.pinned)
+    fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys])
+    return sorted(fresh, key=lambda item: (str(item.value.get("created_at", "")), item.key))
+
+
+async def _fresh(
+    store: BaseStore, namespace: tuple[str, ...], ranked: list[tuple[str, float]]
+) -> list[SearchItem]:
+    """Re-read the hits from the store, dropping any deleted or superseded meanwhile."""
+    if not ranked:
+        return []
+    items = await store.abatch([GetOp(namespace, key) for key, _ in ranked])
+    results: list[SearchItem] = []
+    for (key, score), item in zip(ranked, items, strict=True):
+        if isinstance(item, Item) and is_current(item.value):
+            results.append(
+                SearchItem(
+                    namespace=item.namespace,
+                    key=key,
+                    value=item.value,
+                    created_at=item.created_at,
+                    updated_at=item.updated_at,
+                    score=score,
+                )
+            )
+    return results

@@ -1,0 +1,104 @@
+"""Pure helpers that cut a thread's history without breaking it.
+
+A cut always lands on a human message, so an AI message with tool calls is never
+separated from its tool messages, and the kept part starts the way providers expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from assistant.inference.tokens import count_message_tokens, count_text_tokens
+
+__all__ = ["keep_recent_start", "truncate_text"]
+
+TokenCounter = Callable[[BaseMessage], int]
+"""Counts the tokens of one message."""
+
+
+def keep_recent_start(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: int,
+    token_counter: TokenCounter = count_message_tokens,
+) -> int:
+    """Index where the kept, most recent part of ``messages`` should begin.
+
+    The kept part is the longest suffix that starts with a human message and fits in
+    ``max_tokens``. When even the last human turn does not fit, it starts at the last
+    human message, so the current turn is never dropped. Returns 0 when everything
+    fits or when there is no human message to cut at.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> msgs = [HumanMessage("a" * 40), AIMessage("b" * 40), HumanMessage("c")]
+    >>> keep_recent_start(msgs, max_tokens=10)
+    2
+    """
+    suffix_tokens = [0] * (len(messages) + 1)
+    for i in range(len(messages) - 1, -1, -1):
+        suffix_tokens[i] = suffix_tokens[i + 1] + token_counter(messages[i])
+    if suffix_tokens[0] <= max_tokens:
+        return 0
+    human_starts = [i for i, message in enumerate(messages) if isinstance(message, HumanMessage)]
+    if not human_starts:
+        return 0
+    for start in human_starts:
+        if start > 0 and suffix_tokens[start] <= max_tokens:
+            return start
+    return human_starts[-1]
+
+
+def truncate_text(text: str, max_tokens: int, *, marker: str = "\n[…]\n") -> str:
+    """Shorten ``text`` to about ``max_tokens``, keeping its start and its end.
+
+    >>> truncate_text("short", 10)
+    'short'
+    >>> len(truncate_text("x" * 10_000, 100)) < 500
+    True
+    """
+    if count_text_tokens(text) <= max_tokens:
+        return text
+    # Binary search the character budget: token density differs between scripts.
+    low, high = 0, len(text) // 2
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_text_tokens(text[:mid] + text[-mid:]) + 3 <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low] + marker + text[len(text) - low :] if low else marker.strip()
+
+
+MAX_TOKENS_PER_FOLDED_MESSAGE = 1000
+"""Each message is shortened to this in a transcript for the summariser."""
+
+
+def format_transcript(messages: Sequence[BaseMessage]) -> str:
+    """Render messages as ``Role: text`` lines for the summariser, each one capped.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> print(format_transcript([HumanMessage("I live in Hangzhou"), AIMessage("Noted!")]))
+    User: I live in Hangzhou
+    Assistant: Noted!
+    """
+    lines: list[str] = []
+    for message in messages:
+        text = truncate_text(message.text.strip(), MAX_TOKENS_PER_FOLDED_MESSAGE)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            names = ", ".join(call["name"] for call in message.tool_calls)
+            text = f"{text} [called tools: {names}]".strip()
+        if text:
+            lines.append(f"{_role(message)}: {text}")
+    return "\n".join(lines)
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "User"
+    if isinstance(message, AIMessage):
+        return "Assistant"
+    if isinstance(message, ToolMessage):
+        return "Tool"
+    return message.type.capitalize()

@@ -1,0 +1,1 @@
+"""The durable checkpointer and store: Postgres, run deletion, thread records."""
