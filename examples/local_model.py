@@ -255,7 +255,18 @@ class LocalModel:
                 self.process.wait()
 
 
-def start(*, port: int = 0, threads: int = 0, log: Path | None = None) -> LocalModel:
+THREADS = 1
+"""Compute threads. llama.cpp's threads meet at a barrier every layer, so when anything
+else wants a core (the assistant's own embedder, a test, a build) two threads run far
+slower than one: measured here with the cores busy, 0.55 tokens/s out with 2 threads
+against 2.2-3.1 with 1."""
+
+MAX_TOKENS = 1024
+"""The most tokens one answer may have (``-n``): a small model that starts repeating
+itself would otherwise write until the context is full, for minutes."""
+
+
+def start(*, port: int = 0, threads: int = THREADS, log: Path | None = None) -> LocalModel:
     """Fetch what is missing, start ``llama-server`` and wait until it answers.
 
     Raises:
@@ -267,7 +278,7 @@ def start(*, port: int = 0, threads: int = 0, log: Path | None = None) -> LocalM
         str(binary),
         *("-m", str(weights), "--alias", MODEL_NAME),
         *("--host", "127.0.0.1", "--port", str(port)),
-        *("-c", str(CONTEXT_TOKENS), "-t", str(threads or min(os.cpu_count() or 2, 4))),
+        *("-c", str(CONTEXT_TOKENS), "-t", str(threads), "-n", str(MAX_TOKENS)),
         *("--jinja", "--no-webui"),
     ]
     output = log.open("ab") if log else subprocess.DEVNULL
