@@ -87,6 +87,9 @@ class E5Embeddings(Embeddings):
     384
     """
 
+    dimensions = 384
+    """Length of every vector (multilingual-e5-small)."""
+
     threads = 1
     """OpenMP threads per embedding. Facts and queries are short, and a second thread
     nearly doubled the time per query on a 2-core machine with other work running."""

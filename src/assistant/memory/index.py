@@ -27,7 +27,7 @@ from assistant.memory.query import (
 )
 from assistant.memory.ranking import WEIGHTS, FusionWeights, rank, store_ranking
 from assistant.memory.records import is_current
-from assistant.memory.sync import ready_index, record_write, warm_index
+from assistant.memory.sync import ready_index, record_write, settle_windows, warm_index
 from assistant.memory.vectors import LIST_PAGE, store_embeddings
 from assistant.tokens import is_cjk_text
 
@@ -37,6 +37,7 @@ __all__ = [
     "hybrid_search",
     "pinned_facts",
     "record_write",
+    "settle_windows",
     "store_embeddings",
     "warm_index",
 ]
@@ -77,6 +78,7 @@ async def hybrid_search(
         share = weights.frequent_name_share
         plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
     query_vector = await store_embeddings(store).aembed_query(plan.text)
+    await index.settle()  # the windows of the facts just written, embedded meanwhile
     ranked = rank(
         index,
         plan,

@@ -27,8 +27,8 @@ from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, a
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
 from assistant.memory.heard import list_heard, record_heard
 from assistant.memory.held import held_messages, hold_message, release_held
-from assistant.memory.index import WEIGHTS, FusionWeights
-from assistant.memory.namespaces import validate_user_id
+from assistant.memory.index import WEIGHTS, FusionWeights, settle_windows
+from assistant.memory.namespaces import user_facts_namespace, validate_user_id
 from assistant.memory.search import profile, recall, warm_user_index
 from assistant.memory.turns import settle_turn
 from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
@@ -131,8 +131,14 @@ class UserMemory:
     # ----------------------------------------------------------------------- changing
 
     async def save(self, content: str, **metadata: Any) -> str:
-        """Store one new, current fact and return its key (see `save_memory`)."""
-        return await facts.save_memory(self._writer(), content, **metadata)
+        """Store one new, current fact and return its key (see `save_memory`).
+
+        It returns once the fact's vectors are held and kept, its window's too (which a
+        turn's own writes leave to the next search: `assistant.memory.sync.record_write`).
+        """
+        key = await facts.save_memory(self._writer(), content, **metadata)
+        await settle_windows(self.store, user_facts_namespace(self.user_id), key)
+        return key
 
     async def save_episode(
         self, *, thread_id: str, summary: str, started_at: str | None = None
