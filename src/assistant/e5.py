@@ -41,8 +41,8 @@ def limit_numeric_threads() -> int | None:
     at run time, so it holds however the process was started (an ``OPENBLAS_NUM_THREADS``
     read at import would need to be set before numpy loads). The work here is small and
     runs on many tasks and e5 threads at once: a vector product split over both cores of a
-    2-core machine waits for the core another process holds (10k x 384 products: 7.0 ms
-    at the default, 1.4 ms at 1, under load; ``bench/threads.py`` measures both).
+    2-core machine waits for the core another process holds (two 10k x 384 products, with
+    a core busy: p50 65 ms at the default, 19 ms at 1; ``bench/threads.py``).
     Returns the limit in force, None when the libraries keep their default.
 
     >>> limit_numeric_threads() in (None, 1)
