@@ -101,6 +101,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("scale", ("bench/scale.py",)),
     Bench("mcp_latency", ("bench/mcp_latency.py",)),
     Bench("noisy_neighbour", ("bench/noisy_neighbour.py",)),
+    Bench("threads", ("bench/threads.py",)),
 )
 
 

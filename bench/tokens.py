@@ -747,6 +747,17 @@ def report(results: list[RunResult], turns_run: int, context: Context) -> None:
             f"- ours, whole prompt max {top_whole:,} ≤ max_prompt_tokens {whole:,} -> "
             f"{verdict} (the system prompt ran {min(systems):,}-{max(systems):,} tokens)"
         )
+    if "ours" in by_name and "langmem" in by_name:
+        means = {
+            name: sum(call.input_tokens for call in calls) / len(calls)
+            for name in ("ours", "langmem")
+            if (calls := list(by_name[name].model.recorder.replies().values()))
+        }
+        verdict = "MET" if means["ours"] < means["langmem"] else "MISSED"
+        print(
+            f"- ours, mean whole prompt < LangMem's: {means['ours']:,.0f} vs "
+            f"{means['langmem']:,.0f} tokens -> {verdict}"
+        )
 
 
 async def amain(args: argparse.Namespace) -> None:

@@ -4,7 +4,10 @@ off) and the modes of the files it creates."""
 from __future__ import annotations
 
 import gc
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,3 +108,51 @@ def test_outside_the_server_the_umask_is_left_alone(
     monkeypatch.delenv("LANGSERVE_GRAPHS", raising=False)
     assert process.keep_server_files_private() is False
     assert os.umask(0o022) == 0o022
+
+
+THREADS_PROBE = """
+import json
+import numpy
+from threadpoolctl import threadpool_info
+from assistant.inference.e5 import limit_numeric_threads
+limit = limit_numeric_threads()
+print(json.dumps({"limit": limit, "blas": [i["num_threads"] for i in threadpool_info()
+    if i["user_api"] == "blas"]}))
+"""
+
+
+def _numeric_threads(value: str | None) -> dict[str, object]:
+    """What a fresh process's BLAS runs on after the limit, with the variable at ``value``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENBLAS_"))}
+    env.pop("OMP_NUM_THREADS", None)
+    if value is not None:
+        env["ASSISTANT_NUMERIC_THREADS"] = value
+    done = subprocess.run(
+        [sys.executable, "-c", THREADS_PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_numeric_threads_are_limited_to_one_by_default() -> None:
+    assert _numeric_threads(None) == {"limit": 1, "blas": [1]}
+
+
+def test_numeric_threads_can_be_set_or_left_to_the_library() -> None:
+    assert _numeric_threads("2") == {"limit": 2, "blas": [2]}
+    left = _numeric_threads("off")
+    assert left["limit"] is None and left["blas"] == [os.cpu_count()]
+
+
+@pytest.mark.parametrize("value", ["many", "0"])
+def test_a_bad_thread_limit_names_the_variable_and_the_value(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSISTANT_NUMERIC_THREADS", value)
+    with pytest.raises(ValueError, match=rf"ASSISTANT_NUMERIC_THREADS .*{value}"):
+        get_process_settings()

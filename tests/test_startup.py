@@ -95,6 +95,7 @@ def test_the_hook_runs_each_step_in_order_tuning_last(monkeypatch: pytest.Monkey
         "warn_if_unauthenticated",
         "patch_inmemory_store",
         "keep_server_files_private",
+        "limit_numeric_threads",
         "tune_server_process",
     ):
         monkeypatch.setattr(startup, name, lambda name=name: ran.append(name))
@@ -105,6 +106,7 @@ def test_the_hook_runs_each_step_in_order_tuning_last(monkeypatch: pytest.Monkey
         "log_settings",
         "patch_inmemory_store",
         "keep_server_files_private",
+        "limit_numeric_threads",
         "tune_server_process",
     ]
 

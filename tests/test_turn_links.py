@@ -8,6 +8,7 @@ follow the texts they were made from.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import numpy as np
@@ -15,11 +16,12 @@ import pytest
 from langgraph.store.base import BaseStore, Item
 
 from assistant import memory
-from assistant.memory import FusionWeights, save_memory
+from assistant.memory import FusionWeights, facts, save_memory
 from assistant.memory.search import freshness, lexical, user_index
 from assistant.memory.search.ranking import vector_scores, with_next_turns
 from assistant.memory.search.user_index import TURN_FACTS_LINKED, UserIndex
 from assistant.memory.search.vectors import WINDOW_CONTEXT_CHARS, embedded_texts
+from assistant.memory.writer import Writer
 
 USER = "alice"
 NOW = datetime(2026, 3, 9, tzinfo=UTC)
@@ -181,3 +183,31 @@ async def test_the_window_counts_beside_the_text(store: BaseStore) -> None:
         scores = vector_scores(index, query, query_cjk=False, weights=weights)
         gap = scores[index.rows[puppy]] - scores[index.rows[cookie]]
         assert gap > 0.1 if puppy_first else gap == pytest.approx(0.0, abs=1e-6)
+
+
+async def test_a_turns_write_leaves_the_window_to_the_next_search(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write returns with the text's vector; the next search waits for the window."""
+    await memory.recall(store, USER, "warm the index", limit=1)
+    embeddings = store.embeddings  # type: ignore[attr-defined]
+    original = embeddings.aembed_documents
+    window_embedded = asyncio.Event()
+
+    async def held(texts: list[str]) -> list[list[float]]:
+        if any("\n" in text for text in texts):  # a window: context, then the text
+            await window_embedded.wait()
+        return list(await original(texts))
+
+    monkeypatch.setattr(embeddings, "aembed_documents", held)
+    writer = Writer(store=store, user_id=USER)
+    key = await facts.save_memory(writer, "Biscuit.", context="What did you name the puppy?")
+    index = user_index.registry(store).users[("user_facts", USER)]
+    assert key in index.pending and not index.windowed[index.rows[key]]
+    assert await store.aget(("memory_vectors", "user_facts", USER), key) is None
+
+    search = asyncio.create_task(memory.recall(store, USER, "puppy", limit=1))
+    window_embedded.set()
+    assert [item.key for item in await search] == [key]
+    assert index.windowed[index.rows[key]] and key not in index.pending
+    assert await store.aget(("memory_vectors", "user_facts", USER), key) is not None

@@ -245,3 +245,10 @@ def gc_threshold(name: str, value: str) -> int | None:
     if value.lower() == "off":
         return None
     return whole("whole number, or off", least=1, least_text="1, or off")(name, value)
+
+
+def thread_limit(name: str, value: str) -> int | None:
+    """A number of threads of at least 1, or ``off`` (None: the libraries' own default)."""
+    if value.lower() == "off":
+        return None
+    return whole("whole number, or off", least=1, least_text="1, or off")(name, value)

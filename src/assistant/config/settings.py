@@ -223,6 +223,11 @@ DEFAULT_GC_THRESHOLD = 10_000
 """New container objects between two young-generation collections on the server (Python's
 own default is 700)."""
 
+DEFAULT_NUMERIC_THREADS = 1
+"""Numeric-library threads: work here is small (one query against a user's facts) and runs
+on many event-loop tasks and e5 threads at once, so a BLAS call that fans out to every core
+only waits for cores that other work holds (`assistant.inference.e5.limit_numeric_threads`)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProcessSettings:
@@ -233,6 +238,12 @@ class ProcessSettings:
     )
     """The garbage collector's first threshold; None (``off``) leaves the collector as
     Python set it."""
+
+    numeric_threads: int | None = env(
+        "ASSISTANT_NUMERIC_THREADS", DEFAULT_NUMERIC_THREADS, parse=parse.thread_limit
+    )
+    """Threads numpy's BLAS (OpenBLAS) and OpenMP libraries may start in this process;
+    None (``off``) leaves them at their own default (one per core)."""
 
 
 # --------------------------------------------------------------------------- command-line tools

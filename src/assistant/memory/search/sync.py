@@ -49,7 +49,15 @@ from assistant.memory.search.vectors import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COLD_EMBED_LIMIT", "PROBE_SIZE", "ready_index", "record_write", "sync", "warm_index"]
+__all__ = [
+    "COLD_EMBED_LIMIT",
+    "PROBE_SIZE",
+    "ready_index",
+    "record_write",
+    "settle_windows",
+    "sync",
+    "warm_index",
+]
 
 PROBE_SIZE = 16
 """Most recently written facts each probe reads, to catch writes made around the index."""
@@ -79,10 +87,11 @@ async def record_write(
     A current fact's vector is stored next to it, so no other process embeds it again.
     """
     revision_namespace, revision_key = index_revision_location(namespace)
+    index = await _user_index(store, namespace)
+    await index.settle(key)  # a write of this key waits for its previous value's window
     before = await _current_revision(store, namespace)
     after = uuid.uuid4().hex
     await store.aput(revision_namespace, revision_key, {"revision": after}, index=False)
-    index = await _user_index(store, namespace)
     vector = None
     if value is None or not is_current(value):  # out of recall: its vector goes too
         await drop_vectors(store, namespace, [key])
@@ -100,15 +109,50 @@ async def record_write(
 async def _vector_for(
     store: BaseStore, namespace: tuple[str, ...], index: UserIndex, key: str, value: dict[str, Any]
 ) -> Sequence[Sequence[float]] | Vector:
-    """The vectors of ``key``'s new ``value``: the held ones if its texts are unchanged."""
+    """The vectors of ``key``'s new ``value``: the held ones if its texts are unchanged.
+
+    A fact with a context gets its text's vector now and its window's in a task of its own
+    (:func:`_embed_window`): the turn that wrote it does not wait for the longer text, and
+    the next search of the user's facts does (`UserIndex.settle`), so rankings are the same.
+    """
     texts = embedded_texts(value)
     known = index.items.get(key)
     if known is not None and embedded_texts(known.value) == texts:
         return index.vector_of(key)
     embeddings = store_embeddings(store)
+    if len(texts) > 1:
+        vector = await embeddings.aembed_documents(texts[:1])
+        task = asyncio.create_task(_embed_window(store, namespace, index, key, texts))
+        index.pending[key] = task
+        task.add_done_callback(lambda done: _window_done(index, key, done))
+        return vector
     vectors = await embeddings.aembed_documents(texts)
     await save_vectors(store, namespace, {key: (texts, vectors)}, embeddings)
     return vectors
+
+
+async def _embed_window(
+    store: BaseStore, namespace: tuple[str, ...], index: UserIndex, key: str, texts: list[str]
+) -> None:
+    """Embed a fact's text and window together (the text is cached), keep and hold them.
+
+    The next write of ``key`` waits for this task before it records anything (a delete
+    drops the vectors kept here), so they are always kept; they are held when the index
+    holds the fact with these texts (it may be listed again meanwhile).
+    """
+    embeddings = store_embeddings(store)
+    vectors = await embeddings.aembed_documents(texts)
+    await save_vectors(store, namespace, {key: (texts, vectors)}, embeddings)
+    held = index.items.get(key)
+    if held is not None and embedded_texts(held.value) == texts:
+        index.upsert(held, vectors)
+
+
+def _window_done(index: UserIndex, key: str, task: asyncio.Task[None]) -> None:
+    if index.pending.get(key) is task:
+        del index.pending[key]
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("Embedding a fact's window failed", exc_info=task.exception())
 
 
 async def _list_current(store: BaseStore, namespace: tuple[str, ...]) -> tuple[list[Item], int]:
@@ -312,6 +356,13 @@ def _in_background(
     index.building.add_done_callback(_log_failure)
 
 
+async def settle_windows(
+    store: BaseStore, namespace: tuple[str, ...], key: str | None = None
+) -> None:
+    """Wait until the window vectors written in ``namespace`` (or for its ``key``) are kept."""
+    await (await _user_index(store, namespace)).settle(key)
+
+
 def _log_failure(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         logger.error("Building the memory index failed", exc_info=task.exception())
@@ -325,6 +376,7 @@ async def warm_index(store: BaseStore, namespace: tuple[str, ...]) -> int:
     index = await _user_index(store, namespace)
     if index.building is not None and not index.building.done():
         await index.building
+    await index.settle()
     revision = await _current_revision(store, namespace)
     if index.freshness.state is not State.READY or index.freshness.revision != revision:
         items, index.freshness.listed = await _list_current(store, namespace)

@@ -77,6 +77,20 @@ class UserIndex:
         self.turns: dict[tuple[str, int], set[str]] = {}
         """The keys of the facts said at each ``(thread_id, turn)``."""
         self.turn_of: dict[str, tuple[str, int]] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        """Window vectors being embedded after their fact's write, by key
+        (`assistant.memory.search.sync.record_write`); a search waits for them."""
+
+    async def settle(self, key: str | None = None) -> None:
+        """Wait for the pending window vectors (of ``key`` only, if given).
+
+        A caller that gives up does not cancel them: they belong to the writes.
+        """
+        tasks = [self.pending[key]] if key in self.pending else []
+        if key is None:
+            tasks = list(self.pending.values())
+        if tasks:
+            await asyncio.wait([asyncio.shield(task) for task in tasks])
 
     def __len__(self) -> int:
         """Number of facts held."""

@@ -79,10 +79,20 @@ _DIMS: weakref.WeakKeyDictionary[Embeddings, int] = weakref.WeakKeyDictionary()
 
 
 async def embedding_dims(embeddings: Embeddings) -> int:
-    """How many dimensions ``embeddings`` gives (asked once per embedder)."""
+    """How many dimensions ``embeddings`` gives (asked once per embedder).
+
+    An embedder that says (the bundled e5's ``dimensions``, a served model's when set) is
+    not asked: the bundled one caches by user, so every user's first write embedded the
+    probe again on a cold server.
+    """
     dims = _DIMS.get(embeddings)
     if dims is None:
-        dims = _DIMS[embeddings] = len(await embeddings.aembed_query("dimension probe"))
+        declared = getattr(embeddings, "dimensions", None)
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            dims = declared
+        else:
+            dims = len(await embeddings.aembed_query("dimension probe"))
+        _DIMS[embeddings] = dims
     return dims
 
 
