@@ -8,7 +8,9 @@
 
   ========  ==============================  ========================================
   GET       /memory/me                      who the caller is
-  GET       /memory/facts                   facts; ``?query=`` searches (hybrid recall),
+  GET       /memory/facts                   facts; ``?query=`` searches: only the facts
+                                            that match, each with its ``score`` (none
+                                            when nothing does), best first;
                                             ``?include_superseded=true`` adds history
   PATCH     /memory/facts/{key}             correct a fact: ``{"content": "..."}``
   DELETE    /memory/facts/{key}             forget a fact, with its words everywhere
@@ -65,7 +67,7 @@ async def _scope(request: Request) -> RunScope:
 def _fact(item: Item) -> dict[str, Any]:
     fact = {"key": item.key, **item.value}
     if isinstance(item, SearchItem) and item.score is not None:
-        fact["score"] = item.score  # hybrid-recall score: higher is better, for ranking only
+        fact["score"] = round(item.score, 4)  # the match score, at least MATCH_FLOOR
     return fact
 
 
@@ -83,7 +85,7 @@ async def list_facts(request: Request) -> JSONResponse:
             422, f"A search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
         )
     if query:
-        items: list[Item] = list(await scope.memory.recall(query, limit=20))
+        items: list[Item] = list(await scope.memory.search(query, limit=20))
     else:
         superseded = request.query_params.get("include_superseded", "").lower() == "true"
         items = await scope.memory.facts(include_superseded=superseded)
