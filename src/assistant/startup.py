@@ -17,12 +17,17 @@ benchmarks) each step but the store patch does nothing.
 
 from __future__ import annotations
 
+import logging
+
 from assistant.banner import log_settings
 from assistant.compat import patch_inmemory_store
+from assistant.memory import resume_forgets
 from assistant.process import keep_server_files_private, tune_server_process
-from assistant.scope import warn_if_unauthenticated
+from assistant.scope import server_store, warn_if_unauthenticated
 
-__all__ = ["start_server"]
+__all__ = ["finish_forgets", "start_server"]
+
+logger = logging.getLogger(__name__)
 
 
 def start_server() -> None:
@@ -41,3 +46,20 @@ def start_server() -> None:
     patch_inmemory_store()
     keep_server_files_private()
     tune_server_process()
+
+
+async def finish_forgets() -> dict[str, int]:
+    """Finish the forgets a crash cut short (`assistant.memory.resume_forgets`).
+
+    The lifespan runs it in the background once the server serves: a forget's record
+    holds what it still has to erase, and a retry of the same forget finishes it too, so
+    nothing waits for this. Returns how many were finished per user.
+    """
+    try:
+        finished = await resume_forgets(await server_store())
+    except Exception:
+        logger.exception("Could not finish the forgets cut short; a retry of each finishes it.")
+        return {}
+    if finished:
+        logger.warning("Finished %d forgets cut short by a crash.", sum(finished.values()))
+    return finished

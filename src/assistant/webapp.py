@@ -30,6 +30,7 @@ like runs take ``context.user_id``, and are as unprotected as those runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -51,7 +52,7 @@ from assistant.mcp_sessions import MemoryMCP
 from assistant.memory import API_VIA
 from assistant.recall_query import MAX_QUERY_CHARS
 from assistant.scope import RunScope, server_request_scope
-from assistant.startup import start_server
+from assistant.startup import finish_forgets, start_server
 
 __all__ = ["app"]
 
@@ -189,11 +190,15 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     """Start the server (`assistant.startup.start_server`), then run the MCP sessions.
 
     LangGraph Server runs this app's lifespan once it has loaded the graph, and serves
-    nothing before it has started. The start-up hook runs first, before anything awaits.
+    nothing before it has started. The start-up hook runs first, before anything awaits;
+    then the forgets a crash cut short are finished in the background
+    (`assistant.startup.finish_forgets`).
     """
     start_server()
+    finishing = asyncio.create_task(finish_forgets())
     async with memory_mcp.run():
         yield
+    finishing.cancel()
 
 
 app = Starlette(

@@ -44,7 +44,7 @@ from assistant.memory.namespaces import (
 from assistant.memory.records import FORGOTTEN
 from assistant.memory.search import find_duplicate, profile, recall, warm_user_index
 from assistant.memory.stores import make_store, open_store
-from assistant.memory.user_actions import Forgotten
+from assistant.memory.user_actions import Forgotten, resume_forgets
 from assistant.memory.user_memory import UserMemory, save_memory
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "open_store",
     "profile",
     "recall",
+    "resume_forgets",
     "recall_episodes",
     "save_memory",
     "user_audit_namespace",

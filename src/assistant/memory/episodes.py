@@ -25,7 +25,7 @@ from langgraph.store.base import BaseStore, SearchItem
 
 from assistant.memory.facts import now_iso
 from assistant.memory.index import hybrid_search
-from assistant.memory.namespaces import user_episodes_namespace
+from assistant.memory.namespaces import every_item, user_episodes_namespace
 from assistant.memory.records import episode_record
 from assistant.memory.wording import redact_text
 from assistant.memory.writer import Writer
@@ -98,7 +98,7 @@ async def redact_episodes(writer: Writer, texts: Collection[str]) -> int:
     re-embeds it.
     """
     changed = 0
-    for item in await list_episodes(writer.store, writer.user_id):
+    for item in await every_item(writer.store, user_episodes_namespace(writer.user_id)):
         summary = str(item.value.get("content", ""))
         redacted = redact_text(summary, texts)
         if redacted == summary:

@@ -25,7 +25,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory.facts import now_iso
-from assistant.memory.namespaces import user_heard_namespace
+from assistant.memory.namespaces import every_item, user_heard_namespace
 from assistant.memory.wording import quotes_fact
 
 __all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
@@ -108,7 +108,7 @@ async def forget_heard(
     """
     namespace = user_heard_namespace(user_id)
     blanked = 0
-    for item in await store.asearch(namespace, limit=THREADS_LISTED):
+    for item in await every_item(store, namespace):  # every thread's, not the latest few
         turns = list(item.value.get("turns", []))
         changed = False
         for turn in turns:

@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from assistant.memory.facts import now_iso
-from assistant.memory.namespaces import user_held_namespace
+from assistant.memory.namespaces import every_item, user_held_namespace
 from assistant.memory.wording import quotes_fact, redact_text
 
 __all__ = ["MAX_HELD", "forget_held", "hold_message", "held_messages", "release_held"]
@@ -91,7 +91,8 @@ async def forget_held(store: BaseStore, user_id: str, texts: Collection[str]) ->
     A message kept because only its ``context`` quoted one keeps the rest of its context.
     """
     changed = 0
-    for record in await held_messages(store, user_id):
+    records = [item.value for item in await every_item(store, user_held_namespace(user_id))]
+    for record in records:
         if any(quotes_fact(str(record.get("text", "")), text) for text in texts):
             await release_held(store, user_id, [record])
         elif (context := str(record.get("context") or "")) != redact_text(context, texts):
