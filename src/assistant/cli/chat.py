@@ -237,8 +237,10 @@ class ChatSession:
             return
         fact = best_match(self.server, text)
         content = terminal_safe(fact.get("content", ""))
+        if "score" in fact:  # found by text: say what matched, and how well
+            out.print(plain_text(f"Best match: {content!r}{match_note(fact)}"))
         try:
-            answer = read_line(f"Forget {escape_markup(repr(content))}{match_note(fact)}? \\[y/N] ")
+            answer = read_line(f"Forget {escape_markup(repr(content))}? \\[y/N] ")
         except EOFError:
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):

@@ -212,10 +212,9 @@ def memories_forget(
     server = _server(ctx, user)
     fact = best_match(server, target)
     content = terminal_safe(fact.get("content", ""))
-    question = f"Forget {content!r}{match_note(fact)}?"
-    if yes:
+    if yes or "score" in fact:  # found by text: say what matched, and how well
         out.print(plain_text(f"Best match: {content!r}{match_note(fact)}"))
-    elif not typer.confirm(question, default=False):
+    if not yes and not typer.confirm(f"Forget {content!r}?", default=False):
         out.print("Kept it.")
         return
     server.forget(str(fact["key"]))
