@@ -244,14 +244,14 @@ async def test_search_add_correct_and_forget_go_through_the_memory_layer(
     assert set(trail) == {"supersede", "correct", "forget"}, trail
     for entry in trail.values():
         assert (entry["via"], entry["client"], entry["actor"]) == ("mcp", "e2e-agent", user)
-    added: list[dict[str, Any]] = [e for e in entries if e["action"] == "add"]
+    additions = [e for e in entries if e["action"] == "add"]
     LOG.record(
         "a fact added over MCP leaves no audit entry (issue 30)",
         "an add entry per fact, via mcp, with the client's name",
-        str([(e["via"], e.get("client")) for e in added]),
-        len(added) >= 3
+        str([(e["via"], e.get("client")) for e in additions]),
+        len(additions) >= 3
         and all(
-            (e["via"], e.get("client"), e["actor"]) == ("mcp", "e2e-agent", user) for e in added
+            (e["via"], e.get("client"), e["actor"]) == ("mcp", "e2e-agent", user) for e in additions
         ),
     )
     assert trail["supersede"]["content"] == "Lives in Lisbon"
