@@ -680,8 +680,9 @@ async def test_a_forget_drops_the_embedders_cached_vectors_of_its_words(
     forgotten = await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
 
     assert forgotten is not None and forgotten.erased["cached"] == 2
-    assert [text for _, _, text in E5Embeddings._cache] == ["Likes tea"]
-    E5Embeddings._cache.clear()
+    assert (USER, False, PIN) not in E5Embeddings._cache
+    assert (USER, True, f"Talk: {PIN}") not in E5Embeddings._cache
+    assert E5Embeddings._cache.pop((USER, True, "Likes tea")) == [0.0]  # other texts stay
 
 
 async def test_every_addition_is_audited_with_its_path_and_client(store: InMemoryStore) -> None:
