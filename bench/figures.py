@@ -87,6 +87,7 @@ BENCHES: tuple[Bench, ...] = (
         ("bench/calls.py", "--turns", "60", "--experiment", "none"),
         keep=("Per user turn", "Goal", "EXPERIMENT"),
     ),
+    Bench("relevance_floor", ("bench/relevance_floor.py", "--sweep")),
     Bench("gate", ("bench/gate.py",)),
     Bench("gate_test", ("bench/gate.py", "--split", "test")),
     Bench("recall_stores", ("bench/recall_stores.py",)),

@@ -47,6 +47,28 @@ models.get_chat_model = lambda model="": _model
 
 from assistant.graph import graph  # noqa: E402
 
+if _stall := os.environ.get("ASSISTANT_E2E_STALL_FORGET"):
+    # "N:path": once N episodes have been rewritten, the next rewrite (a forget erasing the
+    # fact's words) writes path and waits for ever, so a test can kill the server in the
+    # middle of a forget on an event instead of a guessed delay.
+    import asyncio
+    from pathlib import Path
+
+    from assistant.memory import writer as _writer
+
+    _after, _mark = _stall.split(":", 1)
+    _rewrite = _writer.Writer.put_episode
+    _rewritten = []
+
+    async def _stalling(self, thread_id, value):
+        if len(_rewritten) >= int(_after):
+            Path(_mark).write_text(str(len(_rewritten)), encoding="utf-8")
+            await asyncio.Event().wait()
+        _rewritten.append(thread_id)
+        await _rewrite(self, thread_id, value)
+
+    _writer.Writer.put_episode = _stalling
+
 if _dump := os.environ.get("ASSISTANT_ROUTES_DUMP"):
     # Every route the running server answers, as it built them (the server's app exists by
     # the time it loads graphs), so tests can attack routes a future release adds.

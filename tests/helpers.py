@@ -158,3 +158,8 @@ def bench_module(name: str) -> Iterator[ModuleType]:
     finally:
         sys.modules.pop(name, None)
         sys.path.remove(str(BENCH))
+
+
+def changes(audit: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of an audit trail other than additions (every added fact has one)."""
+    return [entry for entry in audit if entry.get("action") != "add"]

@@ -180,7 +180,10 @@ class FakeServer:
                 if everything or value["status"] == "current"
             ]
             if query := request.url.params.get("query", ""):
-                listed.sort(key=lambda f: -len(_words(query) & _words(f["content"])))
+                # As the server: only the facts that match, each with its match score.
+                for fact in listed:
+                    fact["score"] = len(_words(query) & _words(fact["content"])) / 10
+                listed = sorted((f for f in listed if f["score"] > 0), key=lambda f: -f["score"])
             return httpx.Response(200, json={"user_id": user, "facts": listed})
         if route.startswith("facts/") and method == "DELETE":
             value = facts.pop(route.removeprefix("facts/"), None)
@@ -400,6 +403,32 @@ def test_a_mistyped_key_never_forgets_the_best_text_match(server: FakeServer) ->
     assert result.exit_code == 1
     assert "matches no fact" in result.output
     assert server.paths("DELETE") == []
+
+
+def test_forget_yes_shows_the_match_and_never_forgets_what_does_not_match(
+    server: FakeServer,
+) -> None:
+    unrelated = invoke("memories", "forget", "skydiving lessons, Peru", "--yes", "--user", "alice")
+    assert unrelated.exit_code == 1
+    assert "No stored fact matches 'skydiving lessons, Peru'" in unrelated.output
+    assert "nothing was forgotten" in unrelated.output
+    assert server.paths("DELETE") == []
+
+    result = invoke("memories", "forget", "Hangzhou", "--yes", "--user", "alice")
+    assert result.exit_code == 0, result.output
+    assert "Best match: 'Lives in Hangzhou' (match 0.10)" in result.output
+    assert "Forgotten: Lives in Hangzhou" in result.output
+
+
+def test_search_shows_each_match_with_its_score_and_says_when_nothing_matches(
+    server: FakeServer,
+) -> None:
+    found = invoke("memories", "search", "Hangzhou", "--user", "alice")
+    assert found.exit_code == 0, found.output
+    assert "Match" in found.output and "0.10" in found.output
+    assert "Lives in Hangzhou" in found.output
+    nothing = invoke("memories", "search", "skydiving", "--user", "alice")
+    assert "Nothing matches 'skydiving'" in nothing.output
 
 
 def test_forget_with_no_facts_says_so(server: FakeServer) -> None:

@@ -26,12 +26,13 @@ from assistant.memory.facts import update_memory
 from assistant.memory.heard import record_heard
 from assistant.memory.held import hold_message
 from assistant.memory.namespaces import index_revision_location
+from assistant.memory.search.matching import MATCH_FLOOR
 from assistant.memory.search.user_index import registry
 from assistant.memory.writer import Writer
 from assistant.run.context import Context
 from assistant.run.scope import RunScope
 from assistant.server import auth, retention, webapp
-from helpers import current_facts
+from helpers import changes, current_facts
 
 USER = "alice"
 
@@ -132,23 +133,37 @@ async def test_forgetting_a_fact_takes_its_words_out_of_everything_memory_keeps(
     assert forgotten.erased == {
         "versions": 2,  # the fact and the Hangzhou it replaced
         "contexts": 1,  # the question the tea fact answered quoted it
-        "audit": 1,  # the correction
+        "audit": 4,  # the additions of Hangzhou and Chengdu, the correction, the rewording
         "heard": 2,  # the message that said Hangzhou, the one quoting Chengdu
         "held": 2,  # one said it (dropped), one's context quoted it
         "turns": 1,
         "episodes": 1,
+        "cached": 0,  # the test embedder keeps no cache
     }
     kept = await everything_kept_for(store, USER)
     assert words_left(kept) == [], kept
     assert await current_facts(store, USER) == ["Likes green tea"]
     assert await memory.get_memory(store, USER, hangzhou) is None
 
-    correct, forget = sorted(await memory.list_audit(store, USER), key=lambda e: e["at"])
+    correct, update, forget = sorted(
+        changes(await memory.list_audit(store, USER)), key=lambda e: e["at"]
+    )
     assert (correct["action"], correct["content"], correct["new_content"]) == (
         "correct",
         memory.FORGOTTEN,
         memory.FORGOTTEN,
     )
+    assert (update["action"], update["content"], update["new_content"]) == (
+        "update",
+        memory.FORGOTTEN,
+        memory.FORGOTTEN,
+    )
+    added = [e for e in await memory.list_audit(store, USER) if e["action"] == "add"]
+    assert sorted(e["content"] for e in added) == [
+        "Likes green tea",
+        memory.FORGOTTEN,
+        memory.FORGOTTEN,
+    ]
     assert correct["forgotten"] is True and correct["via"] == "chat"  # what happened stays
     assert forget == forgotten.entry
     assert {k: forget[k] for k in ("action", "fact_key", "content", "via", "client")} == {
@@ -206,7 +221,9 @@ async def test_forgetting_an_old_version_keeps_the_fact_that_replaced_it(
 
     assert forgotten is not None and forgotten.erased["versions"] == 1
     assert await current_facts(store, USER) == ["Lives in Chengdu"]
-    correct = next(e for e in await memory.list_audit(store, USER) if e["action"] == "correct")
+    correct = next(
+        e for e in changes(await memory.list_audit(store, USER)) if e["action"] == "correct"
+    )
     assert (correct["content"], correct["new_content"]) == (memory.FORGOTTEN, "Lives in Chengdu")
     assert correct["new_fact_key"] == chengdu
 
@@ -317,7 +334,7 @@ async def test_a_store_api_delete_forgets_the_fact_and_audits_it_via_api(
     assert await auth.on_store(store_context(USER, "delete"), payload) is True
 
     assert await memory.get_memory(server_store, USER, key) is None
-    [entry] = await memory.list_audit(server_store, USER)
+    [entry] = changes(await memory.list_audit(server_store, USER))
     assert (entry["action"], entry["via"], entry["actor"], entry["content"]) == (
         "forget",
         "api",
@@ -326,7 +343,7 @@ async def test_a_store_api_delete_forgets_the_fact_and_audits_it_via_api(
     )
     episode = {"namespace": ("user_episodes", USER), "key": "t1"}
     assert await auth.on_store(store_context(USER, "delete"), episode) is True
-    assert len(await memory.list_audit(server_store, USER)) == 1  # episodes are not facts
+    assert len(changes(await memory.list_audit(server_store, USER))) == 1  # episodes are not facts
 
 
 async def test_a_store_api_episode_is_written_by_the_memory_layer(
@@ -375,7 +392,7 @@ async def test_a_store_api_put_is_written_by_the_memory_layer(server_store: InMe
     assert payload["index"] is None
     assert stored.value["category"] == "preference"
     assert [h["content"] for h in stored.value["history"]] == ["Likes tea"]
-    [entry] = await memory.list_audit(server_store, USER)
+    [entry] = changes(await memory.list_audit(server_store, USER))
     assert (entry["action"], entry["content"], entry["new_content"], entry["via"]) == (
         "correct",
         "Likes tea",
@@ -413,7 +430,7 @@ async def test_the_store_api_writes_nothing_for_another_user(server_store: InMem
             await auth.on_store(store_context(USER, action), payload)
         assert refused.value.status_code == 403
     assert await current_facts(server_store, "bob") == ["Lives in Paris"]
-    assert await memory.list_audit(server_store, "bob") == []
+    assert changes(await memory.list_audit(server_store, "bob")) == []
 
 
 async def test_the_maintenance_token_deletes_a_users_fact_on_the_record(
@@ -424,7 +441,7 @@ async def test_the_maintenance_token_deletes_a_users_fact_on_the_record(
 
     await auth.on_store(store_context(ADMIN_IDENTITY, "delete", admin=True), payload)
 
-    [entry] = await memory.list_audit(server_store, "bob")
+    [entry] = changes(await memory.list_audit(server_store, "bob"))
     assert (entry["action"], entry["actor"], entry["via"]) == ("forget", ADMIN_IDENTITY, "api")
 
 
@@ -503,7 +520,7 @@ async def test_retention_deletes_audit_entries_older_than_the_limit(store: InMem
     for user in ("alice", "bob"):
         key = await memory.save_memory(store, user, "Likes tea")
         await memory.UserMemory(store, user).forget(key, actor=user, via="chat")
-    [old] = await memory.list_audit(store, "bob")
+    [old] = changes(await memory.list_audit(store, "bob"))
     await store.aput(
         memory.user_audit_namespace("bob"),
         "ancient",
@@ -526,7 +543,9 @@ async def test_retention_deletes_audit_entries_older_than_the_limit(store: InMem
 
     assert dry.audit == report.audit == [("bob", "ancient")]
     assert client.store.deleted == [(("user_audit", "bob"), "ancient")]
-    assert len(await memory.list_audit(store, "bob")) == len(await memory.list_audit(store, USER))
+    assert len(changes(await memory.list_audit(store, "bob"))) == len(
+        changes(await memory.list_audit(store, USER))
+    )
     later = await retention.prune(
         client,  # type: ignore[arg-type]
         idle_days=90,
@@ -535,7 +554,8 @@ async def test_retention_deletes_audit_entries_older_than_the_limit(store: InMem
         dry_run=True,
         now=datetime.now(UTC) + timedelta(days=2),
     )
-    assert sorted(user for user, _ in later.audit) == ["alice", "bob"]
+    # each user's addition and forget
+    assert sorted(user for user, _ in later.audit) == ["alice", "alice", "bob", "bob"]
 
 
 def test_the_audit_retention_setting_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -549,3 +569,157 @@ def test_the_audit_retention_setting_is_read_and_checked(monkeypatch: pytest.Mon
     monkeypatch.setenv("ASSISTANT_AUDIT_DAYS", "a year")
     with pytest.raises(ValueError, match="ASSISTANT_AUDIT_DAYS.*'a year'"):
         get_retention_settings()
+
+
+# --------------------------------------------------------------------------- complete, crash-safe
+
+
+PIN = "Bank PIN is 4417, tell no one"
+
+
+async def seed_many_quotes(store: BaseStore, *, episodes: int, heard: int, held: int) -> str:
+    """A fact quoted by more episodes, heard records and held messages than any page holds."""
+    mem = memory.UserMemory(store, USER)
+    key = await mem.save(PIN)
+    for n in range(episodes):
+        await mem.save_episode(thread_id=f"e{n}", summary=f"Talk {n}: the user said {PIN}.")
+    for n in range(heard):
+        await record_heard(
+            store, USER, thread_id=f"h{n}", message_id="m", text=PIN, outcome="nothing", reason=""
+        )
+    for n in range(held):
+        await hold_message(store, USER, thread_id=f"k{n}", message_id="m", text=f"{PIN}!")
+    return key
+
+
+async def test_a_forget_reads_everything_past_every_former_cap(store: InMemoryStore) -> None:
+    key = await seed_many_quotes(store, episodes=230, heard=230, held=120)
+
+    forgotten = await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
+
+    assert forgotten is not None
+    assert (forgotten.erased["episodes"], forgotten.erased["heard"]) == (230, 230)
+    assert forgotten.erased["held"] == 120
+    kept = json.dumps(await everything_kept_for(store, USER), ensure_ascii=False)
+    assert "PIN is 4417" not in kept
+
+
+class CrashAfter(Exception):
+    """The server died here."""
+
+
+async def crash_in_the_middle(store: InMemoryStore, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Start a forget of a fact 60 episodes quote, and kill it after 20 of them."""
+    key = await seed_many_quotes(store, episodes=60, heard=3, held=0)
+    written = 0
+    real = Writer.put_episode
+
+    async def dies(self: Writer, thread_id: str, value: dict[str, Any] | None) -> None:
+        nonlocal written
+        if written == 20:
+            raise CrashAfter
+        written += 1
+        await real(self, thread_id, value)
+
+    monkeypatch.setattr(Writer, "put_episode", dies)
+    with pytest.raises(CrashAfter):
+        await memory.UserMemory(store, USER).forget(key, actor=USER, via="api", client="cli")
+    monkeypatch.setattr(Writer, "put_episode", real)
+    quoting = [
+        item
+        for item in await store.asearch(memory.user_episodes_namespace(USER), limit=1000)
+        if "4417" in item.value["content"]
+    ]
+    assert await memory.get_memory(store, USER, key) is None  # the fact went first
+    assert len(quoting) == 40  # 20 episodes lost the words before the crash
+    return key
+
+
+async def test_a_retry_after_a_crash_finishes_the_forget(
+    store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = await crash_in_the_middle(store, monkeypatch)
+
+    retried = await memory.UserMemory(store, USER).forget(key, actor=USER, via="api")
+
+    assert retried is not None  # not "no such fact"
+    assert retried.content == PIN
+    assert retried.erased["episodes"] == 40 and retried.erased["versions"] == 0
+    assert "PIN is 4417" not in json.dumps(
+        await everything_kept_for(store, USER), ensure_ascii=False
+    )
+    forgets = [e for e in await memory.list_audit(store, USER) if e["action"] == "forget"]
+    assert [(e["fact_key"], e["via"], e["client"]) for e in forgets] == [(key, "api", "cli")]
+    assert await memory.UserMemory(store, USER).forget(key, actor=USER, via="api") is None
+
+
+async def test_start_up_finishes_a_forget_cut_short(
+    store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = await crash_in_the_middle(store, monkeypatch)
+
+    assert await memory.resume_forgets(store) == {USER: 1}
+
+    assert "PIN is 4417" not in json.dumps(
+        await everything_kept_for(store, USER), ensure_ascii=False
+    )
+    [forget] = [e for e in await memory.list_audit(store, USER) if e["action"] == "forget"]
+    assert (forget["fact_key"], forget["via"], forget["client"]) == (key, "api", "cli")
+    assert await memory.resume_forgets(store) == {}
+
+
+async def test_a_forget_drops_the_embedders_cached_vectors_of_its_words(
+    store: InMemoryStore,
+) -> None:
+    from assistant.inference.e5 import E5Embeddings
+
+    key = await memory.UserMemory(store, USER).save(PIN)
+    E5Embeddings._cache[(USER, False, PIN)] = [0.0]
+    E5Embeddings._cache[(USER, True, f"Talk: {PIN}")] = [0.0]
+    E5Embeddings._cache[(USER, True, "Likes tea")] = [0.0]
+
+    forgotten = await memory.UserMemory(store, USER).forget(key, actor=USER, via="chat")
+
+    assert forgotten is not None and forgotten.erased["cached"] == 2
+    assert (USER, False, PIN) not in E5Embeddings._cache
+    assert (USER, True, f"Talk: {PIN}") not in E5Embeddings._cache
+    assert E5Embeddings._cache.pop((USER, True, "Likes tea")) == [0.0]  # other texts stay
+
+
+async def test_every_addition_is_audited_with_its_path_and_client(store: InMemoryStore) -> None:
+    mem = memory.UserMemory(store, USER)
+    report = await mem.apply(
+        [
+            memory.MemoryOperation(
+                action="add", content="Plays the cello", category="preference", confidence=0.9
+            )
+        ],
+        [],
+        min_confidence=0.0,
+        via="mcp",
+        client="claude-code",
+    )
+    [key] = report.added
+
+    [entry] = await memory.list_audit(store, USER)
+
+    assert {k: entry[k] for k in ("action", "fact_key", "content", "via", "client")} == {
+        "action": "add",
+        "fact_key": key,
+        "content": "Plays the cello",
+        "via": "mcp",
+        "client": "claude-code",
+    }
+
+
+async def test_search_by_text_finds_what_matches_and_nothing_else(store: InMemoryStore) -> None:
+    mem = memory.UserMemory(store, USER)
+    await mem.save("Vegetarian since 2019")
+    await mem.save("Plays the cello in an orchestra")
+
+    found = await mem.search("plays the cello", limit=5)
+    unrelated = await mem.search("skydiving lessons in Peru", limit=5)
+
+    assert [item.value["content"] for item in found] == ["Plays the cello in an orchestra"]
+    assert found[0].score is not None and found[0].score >= MATCH_FLOOR
+    assert unrelated == []

@@ -332,8 +332,8 @@ async def test_a_rolled_back_turn_takes_its_new_fact_with_it(
 
     assert await current_facts(store, "default-user") == []
     audit = await memory.list_audit(store, "default-user")
-    assert [entry["action"] for entry in audit] == ["rollback"]
-    assert audit[0]["content"] == "Lives in Paris"
+    assert [entry["action"] for entry in audit] == ["rollback", "add"]  # newest first
+    assert audit[0]["content"] == audit[1]["content"] == "Lives in Paris"
 
 
 async def test_a_rolled_back_supersede_restores_the_old_fact(

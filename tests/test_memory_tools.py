@@ -26,7 +26,7 @@ from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
 from assistant.nodes.tools import MEMORY_TOOLS
 from assistant.run.context import Context
 from function_model import CallInfo, FunctionChatModel
-from helpers import current_facts
+from helpers import changes, current_facts
 from scripted import ScriptedRules
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
@@ -184,7 +184,7 @@ async def test_forget_request_deletes_the_fact_and_records_it_in_the_audit_trail
     after = await snapshot(store, USER)
     assert home not in after  # deleted outright, not superseded
     assert after == {dog: before[dog], drink: before[drink]}  # the others untouched
-    [entry] = await memory.list_audit(store, USER)
+    [entry] = changes(await memory.list_audit(store, USER))
     assert entry["action"] == "forget"
     assert entry["fact_key"] == home
     assert entry["content"] == memory.FORGOTTEN and entry["forgotten"] is True  # no words
@@ -240,7 +240,7 @@ async def test_correction_in_chat_is_recorded_in_the_audit_trail(
 
     # remember's consolidation supersedes the old fact (audited as "supersede"); the
     # correct tool then finds the new wording already current and adds nothing.
-    audit = await memory.list_audit(store, USER)
+    audit = changes(await memory.list_audit(store, USER))
     assert [entry["action"] for entry in audit] == ["supersede"]
     [entry] = audit
     assert (entry["content"], entry["new_content"]) == (lang.facts[1], lang.corrected)
@@ -265,9 +265,9 @@ async def test_tools_act_on_the_authenticated_user_not_the_context_user(
 
     assert alice_home not in await snapshot(store, "alice")
     assert await snapshot(store, "bob") == bob_before
-    [entry] = await memory.list_audit(store, "alice")
+    [entry] = changes(await memory.list_audit(store, "alice"))
     assert (entry["actor"], entry["fact_key"]) == ("alice", alice_home)
-    assert await memory.list_audit(store, "bob") == []
+    assert changes(await memory.list_audit(store, "bob")) == []
 
 
 async def test_prompt_injection_cannot_reach_another_users_memory(
@@ -286,7 +286,7 @@ async def test_prompt_injection_cannot_reach_another_users_memory(
     searched = tool_results(this_turn(state))[0].text
     assert "Paris" not in searched and "Rex" not in searched  # only Alice's facts are seen
     assert await snapshot(store, "bob") == bob_before
-    assert await memory.list_audit(store, "bob") == []
+    assert changes(await memory.list_audit(store, "bob")) == []
 
 
 async def test_another_users_fact_id_is_unknown_to_the_tools(
@@ -321,8 +321,8 @@ async def test_another_users_fact_id_is_unknown_to_the_tools(
     for result in tool_results(this_turn(state)):
         assert result.text.startswith(f"No fact has the id {bob_home!r}")
     assert await snapshot(store, "bob") == bob_before
-    assert await memory.list_audit(store, "bob") == []
-    assert await memory.list_audit(store, "alice") == []
+    assert changes(await memory.list_audit(store, "bob")) == []
+    assert changes(await memory.list_audit(store, "alice")) == []
 
 
 def test_no_tool_takes_a_user_id_or_namespace() -> None:
@@ -369,7 +369,7 @@ async def test_unknown_fact_id_gets_a_helpful_answer_and_changes_nothing(
     )
     assert final_reply(this_turn(state)).text == "Sorry, I could not find that fact."
     assert await snapshot(store, USER) == before
-    assert await memory.list_audit(store, USER) == []
+    assert changes(await memory.list_audit(store, USER)) == []
 
 
 def search_whenever_tools_are_bound(messages: list[BaseMessage], info: CallInfo) -> AIMessage:
@@ -431,7 +431,7 @@ async def test_audit_trail_lists_forget_and_correct_newest_first(store: InMemory
         dog, "Dog is Max", actor=USER, via="chat", thread_id="thread-9"
     )
 
-    audit = await memory.list_audit(store, USER)
+    audit = changes(await memory.list_audit(store, USER))
     assert [entry["action"] for entry in audit] == ["correct", "forget"]
     correct, forget = audit
     assert forgotten is not None and forget == forgotten.entry
@@ -469,8 +469,8 @@ async def test_audit_trail_belongs_to_its_user(store: InMemoryStore) -> None:
 
     await memory.UserMemory(store, USER).forget(home, actor=USER, via="api")
 
-    assert len(await memory.list_audit(store, USER)) == 1
-    assert await memory.list_audit(store, "bob") == []
+    assert len(changes(await memory.list_audit(store, USER))) == 1
+    assert changes(await memory.list_audit(store, "bob")) == []
     assert await store.asearch(memory.user_audit_namespace("bob")) == []
 
 
@@ -480,7 +480,7 @@ async def test_unknown_fact_leaves_no_audit_entry(store: InMemoryStore) -> None:
         await memory.UserMemory(store, USER).correct(
             "missing", "Dog is Max", actor=USER, via="chat"
         )
-    assert await memory.list_audit(store, USER) == []
+    assert changes(await memory.list_audit(store, USER)) == []
 
 
 async def test_correcting_a_superseded_fact_corrects_its_successor(store: InMemoryStore) -> None:
@@ -497,7 +497,7 @@ async def test_correcting_a_superseded_fact_corrects_its_successor(store: InMemo
     assert await current_facts(store, USER) == ["Dog is Rex"]
     rex = await memory.get_memory(store, USER, rex_key)
     assert rex is not None and rex.value["supersedes"] == max_key
-    latest = (await memory.list_audit(store, USER))[0]
+    latest = changes(await memory.list_audit(store, USER))[0]
     assert (latest["fact_key"], latest["content"]) == (max_key, "Dog is Max")
 
 
@@ -509,4 +509,4 @@ async def test_correcting_to_the_same_text_changes_nothing(store: InMemoryStore)
 
     assert key == dog
     assert await snapshot(store, USER) == before
-    assert await memory.list_audit(store, USER) == []
+    assert changes(await memory.list_audit(store, USER)) == []

@@ -103,8 +103,11 @@ def test_chat_through_a_pipe_streams_lists_and_forgets(server: DevServer) -> Non
     assert "Forgotten: Lives in Hangzhou" in after
 
     assert fact_contents(server.url, user) == {"Name is Alice": "current"}
-    (entry,) = audit(server.url, user)
+    trail = audit(server.url, user)
+    (entry,) = [entry for entry in trail if entry["action"] != "add"]
     assert entry["action"] == "forget" and entry["content"] == "[forgotten]"  # no words kept
+    added = {e["content"] for e in trail if e["action"] == "add"}  # both facts' additions
+    assert added == {"Name is Alice", "[forgotten]"}, trail
     assert (entry["actor"], entry["via"], entry["client"]) == (user, "api", "cli")
     with get_sync_client(url=server.url, api_key=None) as sdk:
         (thread,) = sdk.threads.search(metadata={"owner": user})

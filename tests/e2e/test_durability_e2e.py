@@ -371,3 +371,95 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
     assert any("nurse" in fact["content"] for fact in facts_after.values()), facts_after
     log = second.log_path.read_text(encoding="utf-8", errors="replace")
     assert log.count("Retrying runs left running") == 1, "the cut-off run was not left running"
+
+
+PIN = "Bank PIN is 4417, tell no one"
+"""A fact whose words must leave every namespace when it is forgotten."""
+
+
+def _quoting(database: str, user_id: str) -> dict[str, int]:
+    """How many stored items of ``user_id`` still hold the PIN's words, by first label.
+
+    Read in Postgres itself, so it can be counted while the server is down.
+    """
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "select split_part(prefix, '.', 1), count(*) from store "
+            "where prefix like %s and value::text like %s group by 1",
+            (f"%.{user_id}", "%PIN is 4417%"),  # not "4417": a vector's base64 may hold it
+        ).fetchall()
+    return {str(label): int(count) for label, count in rows}
+
+
+async def test_a_forget_killed_in_the_middle_is_finished_after_the_restart(
+    tmp_path: Path, own_server: StartServer, database: str
+) -> None:
+    """SIGKILL in the middle of a forget of a fact 220 episodes quote: the restart finishes it.
+
+    The first server stops for good once 20 episodes lost the words (it writes a mark
+    file there, so the test kills it on that event, not after a guessed delay).
+    """
+    workdir, user_id, mark = tmp_path / "server", unique("pin"), tmp_path / "stalled"
+    first = own_server(
+        "durable",
+        workdir,
+        postgres_uri=database,
+        env={"ASSISTANT_E2E_STALL_FORGET": f"20:{mark}"},
+    )
+    async with get_client(url=first.url, api_key=None) as sdk:
+        key = uuid.uuid4().hex
+        fact = {"content": PIN, "status": "current", "category": "other", "pinned": False}
+        await sdk.store.put_item(["user_facts", user_id], key, fact)
+        for n in range(220):
+            summary = f"Conversation {n}: the user said {PIN}, and asked about loans."
+            episode = {
+                "content": summary,
+                "thread_id": f"t{n}",
+                "ended_at": f"2026-01-{n % 28 + 1:02}",
+            }
+            await sdk.store.put_item(["user_episodes", user_id], f"t{n}", episode)
+    assert _quoting(database, user_id) == {"user_facts": 1, "user_episodes": 220}
+
+    async with httpx.AsyncClient(base_url=first.url, timeout=None) as http:
+        forget = asyncio.create_task(
+            http.delete(
+                f"/memory/facts/{key}",
+                params={"user_id": user_id},
+                headers={"x-assistant-client": "e2e"},
+            )
+        )
+        for _ in range(1200):  # wait for the mark: the forget is in the middle
+            if mark.exists() or forget.done():
+                break
+            await asyncio.sleep(0.1)
+        assert mark.exists(), f"the forget never reached its 21st episode\n{first.log_tail()}"
+        first.kill()
+        with pytest.raises(httpx.HTTPError):
+            await forget
+    at_the_crash = _quoting(database, user_id)
+    print(f"\nafter the SIGKILL: {at_the_crash} still quote the fact")
+    assert at_the_crash == {"user_episodes": 200, "memory_forgets": 1}  # the journal holds it
+
+    second = own_server("durable", workdir, postgres_uri=database)
+    async with httpx.AsyncClient(base_url=second.url, timeout=120) as http:
+        retry = await http.delete(
+            f"/memory/facts/{key}",
+            params={"user_id": user_id},
+            headers={"x-assistant-client": "e2e"},
+        )
+        # The retry finishes it (200), unless start-up already had (nothing left: 404).
+        assert retry.status_code in (200, 404), retry.text
+        if retry.status_code == 200:
+            print(f"the retry erased: {retry.json()['erased']}")
+        for _ in range(1200):  # start-up's resume may still be writing
+            if not _quoting(database, user_id):
+                break
+            await asyncio.sleep(0.1)
+        left = _quoting(database, user_id)
+        print(f"after the restart: {left or 'nothing'} quotes the fact")
+        assert left == {}, second.log_tail()
+        audit = (await http.get("/memory/audit", params={"user_id": user_id})).json()["audit"]
+    forgets = [entry for entry in audit if entry["action"] == "forget"]
+    assert [(e["fact_key"], e["via"], e["client"]) for e in forgets] == [(key, "api", "e2e")]

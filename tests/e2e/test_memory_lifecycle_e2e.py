@@ -319,9 +319,12 @@ async def test_forgetting_a_fact_leaves_no_word_of_it_in_anything_memory_keeps(
     assert [f["content"] for f in (await current_facts(client, user_id)).values()] == [
         "Likes green tea"
     ]
-    audit = kept[f"user_audit/{user_id}"].values()
+    trail = kept[f"user_audit/{user_id}"].values()
+    audit = [entry for entry in trail if entry["action"] != "add"]  # every addition is audited
     assert sorted(entry["action"] for entry in audit) == ["forget", "supersede"]
     assert all(entry["forgotten"] for entry in audit), audit
+    added = sorted(entry["content"] for entry in trail if entry["action"] == "add")
+    assert added == ["Likes green tea", "[forgotten]", "[forgotten]"], trail
 
     marker = unique("where")
     await run_turn(

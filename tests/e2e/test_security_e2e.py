@@ -614,7 +614,16 @@ async def test_the_store_api_writes_facts_through_the_memory_layer(world: World)
         deleted = await http.delete("/memory/facts/commute", headers=headers)
         audit = (await http.get("/memory/audit", headers=headers)).json()["audit"]
     assert deleted.status_code == 200, deleted.text
+    # Every addition is audited too (their words gone with the facts: checked below).
     trail = [(e["action"], e["via"], e.get("client"), e["content"]) for e in audit]
+    additions = [entry for entry in trail if entry[0] == "add"]
+    trail = [entry for entry in trail if entry[0] != "add"]
+    record(
+        "carol store.put_item(new facts) leaves no audit entry (issue 30)",
+        "an add entry per new fact, via api",
+        f"additions {additions}",
+        len(additions) >= 2 and all(entry[1] == "api" for entry in additions),
+    )
     record(
         "carol store.delete_item(own fact), then DELETE /memory/facts claiming to be the console",
         "both audited via api, no words kept; the console only a claimed client name",

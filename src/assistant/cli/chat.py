@@ -29,8 +29,9 @@ def best_match(server: Server, target: str) -> dict[str, Any]:
     """The fact ``target`` names: by key (or a key prefix of 8+), else the best text match.
 
     A target that looks like a key is only ever a key, so a mistyped key never deletes
-    whichever fact happens to match best. Keys reach superseded facts too (an old address
-    can be forgotten); text matches only current ones, as recall does.
+    whichever fact happens to match best; a text only finds a fact that matches it (the
+    server's relevance floor), never the least unrelated one. Keys reach superseded facts
+    too (an old address can be forgotten); text matches only current ones, as recall does.
 
     Raises:
         CliError: The user has no fact that matches.
@@ -47,8 +48,21 @@ def best_match(server: Server, target: str) -> dict[str, Any]:
         return keyed[0]
     matches = server.facts(query=target)
     if not matches:
-        raise CliError(f"No stored fact matches {target!r} for user {server.user_id!r}.")
+        raise CliError(
+            f"No stored fact matches {target!r} for user {server.user_id!r}; nothing was "
+            "forgotten (see `assistant memories list`)."
+        )
     return matches[0]
+
+
+def match_note(fact: dict[str, Any]) -> str:
+    """How well a fact found by text matched, for the question before forgetting it.
+
+    >>> match_note({"score": 0.1234}), match_note({})
+    (' (match 0.12)', '')
+    """
+    score = fact.get("score")
+    return f" (match {score:.2f})" if isinstance(score, int | float) else ""
 
 
 # --------------------------------------------------------------------------- chat
@@ -223,6 +237,8 @@ class ChatSession:
             return
         fact = best_match(self.server, text)
         content = terminal_safe(fact.get("content", ""))
+        if "score" in fact:  # found by text: say what matched, and how well
+            out.print(plain_text(f"Best match: {content!r}{match_note(fact)}"))
         try:
             answer = read_line(f"Forget {escape_markup(repr(content))}? \\[y/N] ")
         except EOFError:

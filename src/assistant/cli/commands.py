@@ -14,7 +14,7 @@ from rich.panel import Panel
 from typer.core import TyperGroup
 
 from assistant.cli import bridge
-from assistant.cli.chat import ChatSession, best_match
+from assistant.cli.chat import ChatSession, best_match, match_note
 from assistant.cli.client import CliError, Connection, Server, explain
 from assistant.cli.render import (
     err,
@@ -187,13 +187,14 @@ def memories_search(
     query: Annotated[str, typer.Argument(help="What to look for, in any language.")],
     user: UserOption = None,
 ) -> None:
-    """Search your facts, best match first."""
+    """Search your facts: only those that match, best first, with their match scores."""
     server = _server(ctx, user)
     facts = server.facts(query=query)
     if not facts:
-        out.print(f"No facts stored for {server.user_id!r} yet.", markup=False)
+        out.print(f"Nothing matches {query!r} in the memory of {server.user_id!r}.", markup=False)
         return
-    out.print(facts_table(facts, title=escape_markup(f"Facts matching {query!r}")))
+    title = escape_markup(f"Facts matching {query!r}")
+    out.print(facts_table(facts, title=title, scores=True))
 
 
 @memories_app.command("forget")
@@ -203,10 +204,16 @@ def memories_forget(
     user: UserOption = None,
     yes: YesOption = False,
 ) -> None:
-    """Forget one fact, by key or by its best match for some text."""
+    """Forget one fact, by key or by the fact that best matches some text.
+
+    The fact is shown before anything is deleted, with ``--yes`` too; a text that matches
+    no fact (below the server's relevance floor) forgets nothing.
+    """
     server = _server(ctx, user)
     fact = best_match(server, target)
     content = terminal_safe(fact.get("content", ""))
+    if yes or "score" in fact:  # found by text: say what matched, and how well
+        out.print(plain_text(f"Best match: {content!r}{match_note(fact)}"))
     if not yes and not typer.confirm(f"Forget {content!r}?", default=False):
         out.print("Kept it.")
         return

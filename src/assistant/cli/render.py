@@ -91,14 +91,19 @@ def _short(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def facts_table(facts: list[dict[str, Any]], *, title: str, history: bool = False) -> Table:
+def facts_table(
+    facts: list[dict[str, Any]], *, title: str, history: bool = False, scores: bool = False
+) -> Table:
     """A table of facts: key, content, category, profile pin, status, when learned.
 
     With ``history``, each fact also lists its earlier wordings, and a superseded fact
-    names the fact that replaced it.
+    names the fact that replaced it. With ``scores``, a first column shows each fact's
+    match score (a search's).
     """
     by_key = {str(fact.get("key")): fact for fact in facts}
     table = Table(title=title, title_justify="left")
+    if scores:
+        table.add_column("Match", justify="right", no_wrap=True)
     table.add_column("Key", style="dim", no_wrap=True)
     table.add_column("Fact", overflow="fold")
     table.add_column("Category")
@@ -117,7 +122,9 @@ def facts_table(facts: list[dict[str, Any]], *, title: str, history: bool = Fals
                     event, when = entry.get("event"), _date(entry.get("at"))
                     line = f"\n  {event} {when}, was {terminal_safe(entry.get('content'))!r}"
                 content.append(terminal_safe(line), style="dim")
+        score = fact.get("score")
         table.add_row(
+            *([f"{score:.2f}" if isinstance(score, int | float) else ""] if scores else []),
             plain_text(str(fact.get("key", ""))[:8]),
             content,
             plain_text(fact.get("category", "")),

@@ -11,7 +11,7 @@ import os
 import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -189,6 +189,19 @@ class E5Embeddings(Embeddings):
             self._cache.move_to_end(shared)
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+    @classmethod
+    def forget_cached(cls, forgotten: Callable[[str], bool]) -> int:
+        """Drop every cached vector of a text that ``forgotten`` says holds forgotten words.
+
+        The cache is keyed on the text itself, so a forgotten fact would otherwise stay in
+        the process, word for word, until newer texts push it out. Returns how many went.
+        """
+        with cls._jobs_lock:
+            gone = [key for key in cls._cache if forgotten(key[2])]
+            for key in gone:
+                del cls._cache[key]
+        return len(gone)
 
     def _jobs(self, texts: list[str], *, query: bool, waiting: bool = True) -> list[Job]:
         """One job per text, for the current user: settled from the cache, under way, or new.

@@ -40,6 +40,7 @@ from assistant.memory.namespaces import (
 )
 from assistant.memory.records import FORGOTTEN, episode_record
 from assistant.memory.search.index import WEIGHTS, FusionWeights, store_embeddings
+from assistant.memory.user_actions import resume_forgets
 from assistant.memory.user_memory import UserMemory, recall, save_memory
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "list_memories",
     "normalize_fact",
     "recall",
+    "resume_forgets",
     "recall_episodes",
     "save_memory",
     "store_embeddings",

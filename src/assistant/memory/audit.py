@@ -1,6 +1,9 @@
-"""The audit trail: every deletion and correction of a user's memory, by whom and from where.
+"""The audit trail: every write to a user's facts, by whom and from where.
 
-Entries live in ``("user_audit", user_id)``, one item each::
+Every fact added (``add``), reworded (``update``), replaced (``supersede``, ``correct``),
+undone (``rollback``) or forgotten (``forget``) leaves an entry, with the path it came by
+and the client, as mem0's ``history()`` keeps every add, update and delete. Entries live
+in ``("user_audit", user_id)``, one item each::
 
     {"action": "correct", "fact_key": "...", "content": "Lives in Hangzhou",
      "new_content": "Lives in Chengdu", "new_fact_key": "...",
@@ -28,9 +31,9 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore
 
-from assistant.memory.namespaces import user_audit_namespace
+from assistant.memory.namespaces import every_item, user_audit_namespace
 from assistant.memory.records import FORGOTTEN, Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
@@ -83,9 +86,14 @@ async def record_audit(
     actor: str,
     via: str,
     thread_id: str | None = None,
+    entry_key: str | None = None,
     **details: Any,
 ) -> dict[str, Any]:
-    """Append one entry to the user's audit trail and return it."""
+    """Append one entry to the user's audit trail and return it.
+
+    ``entry_key`` names the entry (default: a new one), so that a step done again, such as
+    a forget resumed after a crash, writes its entry once.
+    """
     entry: dict[str, Any] = {
         "action": action,
         "fact_key": fact_key,
@@ -96,7 +104,8 @@ async def record_audit(
         "at": now_iso(),
         **details,
     }
-    await store.aput(user_audit_namespace(user_id), uuid.uuid4().hex, entry, index=False)
+    key = entry_key or uuid.uuid4().hex
+    await store.aput(user_audit_namespace(user_id), key, entry, index=False)
     return entry
 
 
@@ -115,7 +124,7 @@ async def redact_audit(writer: Owner, keys: Collection[str], texts: Collection[s
     """
     store, namespace = writer.store, user_audit_namespace(writer.user_id)
     redacted = 0
-    for item in await _every_entry(store, namespace):
+    for item in await every_item(store, namespace):
         entry = dict(item.value)
         said = [
             field
@@ -135,12 +144,3 @@ async def redact_audit(writer: Owner, keys: Collection[str], texts: Collection[s
         await store.aput(namespace, item.key, entry, index=False)
         redacted += 1
     return redacted
-
-
-async def _every_entry(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
-    entries: list[Item] = []
-    while page := await store.asearch(namespace, limit=LIST_LIMIT, offset=len(entries)):
-        entries += page
-        if len(page) < LIST_LIMIT:
-            break
-    return entries

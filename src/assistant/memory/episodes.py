@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem
 
-from assistant.memory.namespaces import user_episodes_namespace
+from assistant.memory.namespaces import every_item, user_episodes_namespace
 from assistant.memory.records import episode_record, now_iso
 from assistant.memory.search.index import hybrid_search
 from assistant.memory.wording import redact_text
@@ -97,7 +97,7 @@ async def redact_episodes(writer: Writer, keys: Collection[str], texts: Collecti
     re-embeds it. An episode names no fact by key, so ``keys`` are not read.
     """
     changed = 0
-    for item in await list_episodes(writer.store, writer.user_id):
+    for item in await every_item(writer.store, user_episodes_namespace(writer.user_id)):
         summary = str(item.value.get("content", ""))
         redacted = redact_text(summary, texts)
         if redacted == summary:

@@ -36,7 +36,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item
 
 from assistant.inference.tokens import is_cjk_text
-from assistant.memory.namespaces import user_facts_namespace
+from assistant.memory.namespaces import every_item, user_facts_namespace
 from assistant.memory.records import is_current, now_iso
 from assistant.memory.wording import normalize_fact, redact_text
 from assistant.memory.writer import Writer
@@ -201,10 +201,14 @@ async def update_memory(writer: Writer, key: str, content: str, **changes: Any) 
         raise ValueError(f"Fact {key!r} is superseded; supersede the current fact instead.")
     content = clean_content(content)
     now = now_iso()
-    if content != value.get("content"):
+    reworded = content != value.get("content")
+    if reworded:
         value["history"] = updated_history(value, at=now, thread_id=writer.thread_id)
     value.update(changes, content=content, updated_at=now, lang=language(content))
     await writer.put_fact(key, value, before=item.value)
+    if reworded:
+        old = str(item.value.get("content", ""))
+        await writer.audit("update", fact_key=key, content=old, new_content=content)
     return value
 
 
@@ -285,9 +289,7 @@ async def fact_versions(store: BaseStore, user_id: str, key: str) -> list[Item]:
     ``superseded_by`` names it), and so on back; the versions that came after it are not
     included. Empty when the fact does not exist.
     """
-    items = {
-        item.key: item for item in await list_memories(store, user_id, include_superseded=True)
-    }
+    items = {item.key: item for item in await every_item(store, user_facts_namespace(user_id))}
     return [
         items[found] for found in _earlier_versions(key, {k: i.value for k, i in items.items()})
     ]
@@ -324,8 +326,7 @@ async def redact_contexts(writer: Writer, keys: Collection[str], texts: Collecti
     Returns how many facts changed.
     """
     changed = 0
-    items = await list_memories(writer.store, writer.user_id, include_superseded=True)
-    for item in items:
+    for item in await every_item(writer.store, user_facts_namespace(writer.user_id)):
         context = item.value.get("context")
         if not isinstance(context, str) or (redacted := redact_text(context, texts)) == context:
             continue

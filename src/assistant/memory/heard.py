@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.namespaces import user_heard_namespace
+from assistant.memory.namespaces import every_item, user_heard_namespace
 from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
@@ -106,7 +106,7 @@ async def forget_heard(writer: Owner, keys: Collection[str], texts: Collection[s
     """
     store, namespace = writer.store, user_heard_namespace(writer.user_id)
     blanked = 0
-    for item in await store.asearch(namespace, limit=THREADS_LISTED):
+    for item in await every_item(store, namespace):  # every thread's, not the latest few
         turns = list(item.value.get("turns", []))
         changed = False
         for turn in turns:

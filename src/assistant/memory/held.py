@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from assistant.memory.namespaces import user_held_namespace
+from assistant.memory.namespaces import every_item, user_held_namespace
 from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact, redact_text
 
@@ -93,7 +93,8 @@ async def forget_held(writer: Owner, keys: Collection[str], texts: Collection[st
     """
     store, user_id = writer.store, writer.user_id
     changed = 0
-    for record in await held_messages(store, user_id):
+    records = [item.value for item in await every_item(store, user_held_namespace(user_id))]
+    for record in records:
         if any(quotes_fact(str(record.get("text", "")), text) for text in texts):
             await release_held(store, user_id, [record])
         elif (context := str(record.get("context") or "")) != redact_text(context, texts):

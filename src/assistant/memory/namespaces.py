@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore, Item
 
 __all__ = [
     "AUDIT_NAMESPACE",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",
+    "FORGETS_NAMESPACE",
     "HEARD_NAMESPACE",
     "HELD_NAMESPACE",
     "REVISION_NAMESPACE",
     "TURNS_NAMESPACE",
     "USER_API_NAMESPACES",
     "VECTOR_NAMESPACE",
+    "every_item",
     "index_revision_location",
     "is_users_own_namespace",
     "vector_namespace",
@@ -21,6 +27,7 @@ __all__ = [
     "InvalidUserIdError",
     "user_episodes_namespace",
     "user_facts_namespace",
+    "user_forgets_namespace",
     "user_heard_namespace",
     "user_held_namespace",
     "user_turns_namespace",
@@ -50,6 +57,10 @@ HEARD_NAMESPACE = "memory_heard"
 HELD_NAMESPACE = "memory_held"
 """First label of every namespace that holds a user's messages waiting for a batched
 extraction (see `memory.held`)."""
+
+FORGETS_NAMESPACE = "memory_forgets"
+"""First label of every namespace that holds a user's forgets under way: what each is to
+erase, written before it starts and deleted when it is done (see `memory.user_actions`)."""
 
 REVISION_NAMESPACE = "memory_index"
 """First label of the namespace that keeps each memory namespace's revision token."""
@@ -139,6 +150,15 @@ def user_held_namespace(user_id: str) -> tuple[str, str]:
     return (HELD_NAMESPACE, validate_user_id(user_id))
 
 
+def user_forgets_namespace(user_id: str) -> tuple[str, str]:
+    """The namespace that holds ``user_id``'s forgets under way.
+
+    >>> user_forgets_namespace("alice")
+    ('memory_forgets', 'alice')
+    """
+    return (FORGETS_NAMESPACE, validate_user_id(user_id))
+
+
 def user_audit_namespace(user_id: str) -> tuple[str, str]:
     """The namespace that holds ``user_id``'s audit trail.
 
@@ -183,3 +203,22 @@ def vector_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
     ('memory_vectors', 'user_facts', 'alice')
     """
     return (VECTOR_NAMESPACE, *namespace)
+
+
+PAGE = 1000
+"""How many items :func:`every_item` reads at a time."""
+
+
+async def every_item(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    """Every item of ``namespace``, read a page at a time: no cap.
+
+    What erases a forgotten fact's words must read all there is, not the latest few
+    hundred. Read everything first, then change it: a change can move an item between
+    pages.
+    """
+    items: list[Item] = []
+    while page := await store.asearch(namespace, limit=PAGE, offset=len(items)):
+        items += page
+        if len(page) < PAGE:
+            break
+    return items

@@ -26,11 +26,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from assistant.memory.facts import delete_memory, get_memory
-from assistant.memory.namespaces import user_turns_namespace
+from assistant.memory.namespaces import every_item, user_turns_namespace
 from assistant.memory.writer import Writer
-
-TURNS_LISTED = 1000
-"""At most this many threads' unsettled turns are read at once (one per thread)."""
 
 __all__ = ["forget_turns", "settle_turn"]
 
@@ -77,7 +74,7 @@ async def forget_turns(writer: Writer, keys: Collection[str], texts: Collection[
     """
     store, namespace = writer.store, user_turns_namespace(writer.user_id)
     changed = 0
-    for item in await store.asearch(namespace, limit=TURNS_LISTED):
+    for item in await every_item(store, namespace):
         before = dict(item.value.get("before") or {})
         kept = {key: value for key, value in before.items() if key not in keys}
         if len(kept) == len(before):

@@ -8,17 +8,21 @@ deleted, and everything else the memory layer keeps for the user loses its words
 audit trail's entries about them, what memory heard, held messages that say them, unsettled
 turns that could put them back, and other facts' contexts and episode summaries that quote
 them word for word. The audit trail keeps that a fact was forgotten, when, by whom and via
-what.
+what. Every eraser reads all it must, with no cap, and a forget is written down before it
+starts (`forget_memory`), so one cut short is finished by a retry or at start-up
+(`resume_forgets`).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.store.base import Item
+from langgraph.store.base import BaseStore, Item
 
+from assistant.inference.e5 import E5Embeddings
 from assistant.memory.audit import redact_audit
 from assistant.memory.client_facts import put_memory
 from assistant.memory.episodes import redact_episodes
@@ -32,11 +36,20 @@ from assistant.memory.facts import (
 )
 from assistant.memory.heard import forget_heard
 from assistant.memory.held import forget_held
-from assistant.memory.records import FORGOTTEN
+from assistant.memory.namespaces import FORGETS_NAMESPACE, every_item, user_forgets_namespace
+from assistant.memory.records import FORGOTTEN, Owner, now_iso
 from assistant.memory.turns import forget_turns
+from assistant.memory.wording import quotes_fact
 from assistant.memory.writer import Writer
 
-__all__ = ["Forgotten", "correct_memory", "edit_memory", "forget_memory"]
+__all__ = ["Forgotten", "correct_memory", "edit_memory", "forget_memory", "resume_forgets"]
+
+
+async def forget_cached(owner: Owner, keys: Collection[str], texts: Collection[str]) -> int:
+    """Drop the embedder's cached texts that quote the fact (the bundled e5 keeps them)."""
+    return E5Embeddings.forget_cached(
+        lambda text: any(quotes_fact(text, wording) for wording in texts)
+    )
 
 
 Eraser = Callable[[Writer, Collection[str], Collection[str]], Awaitable[int]]
@@ -51,6 +64,7 @@ ERASERS: dict[str, Eraser] = {
     "held": forget_held,
     "turns": forget_turns,
     "episodes": redact_episodes,
+    "cached": forget_cached,
 }
 """Every eraser of a forget, in the order they run, by the name `Forgotten.erased` counts."""
 
@@ -66,7 +80,8 @@ class Forgotten:
     erased: dict[str, int] = field(default_factory=dict)
     """How many of each were deleted or lost the words: ``versions`` (the fact and its
     earlier versions), other facts' ``contexts`` that quoted it, ``audit`` entries,
-    ``heard`` excerpts, ``held`` messages, unsettled ``turns``, ``episodes``."""
+    ``heard`` excerpts, ``held`` messages, unsettled ``turns``, ``episodes``, and
+    ``cached`` embeddings of texts that said it. A resumed forget counts what it did."""
 
 
 async def forget_memory(writer: Writer, key: str) -> Forgotten | None:
@@ -74,23 +89,88 @@ async def forget_memory(writer: Writer, key: str) -> Forgotten | None:
 
     The fact's earlier versions (the facts it superseded) go with it; later versions, if
     it was itself superseded, stay. ``writer`` says who asked, via what and from which
-    client (an MCP client's name, the ``x-assistant-client`` header), when known. Returns
-    None when the fact does not exist.
+    client (an MCP client's name, the ``x-assistant-client`` header), when known.
+
+    The forget is written down first, in ``("memory_forgets", user_id)`` under the fact's
+    key (its versions' keys and every wording to erase), then carried out, then the record
+    is deleted. A forget cut short (a crash, a kill -9) is finished by the next forget of
+    the same key, although the fact itself is already gone, or at start-up
+    (:func:`resume_forgets`). Returns None when the fact neither exists nor has a forget
+    under way.
     """
     store, user_id = writer.store, writer.user_id
-    item = await get_memory(store, user_id, key)
-    if item is None:
-        return None
-    versions = await fact_versions(store, user_id, key) or [item]
-    keys = [version.key for version in versions]
-    texts = _wordings(versions)
+    journal = user_forgets_namespace(user_id)
+    pending = await store.aget(journal, key)
+    if pending is not None:  # cut short: finished as the user first asked it, and audited so
+        record = dict(pending.value)
+        writer = Writer(
+            store=store,
+            user_id=user_id,
+            actor=record.get("actor"),
+            via=str(record.get("via") or writer.via),
+            client=record.get("client"),
+            thread_id=record.get("thread_id"),
+        )
+    else:
+        item = await get_memory(store, user_id, key)
+        if item is None:
+            return None
+        versions = await fact_versions(store, user_id, key) or [item]
+        record = {
+            "fact_key": key,
+            "keys": [version.key for version in versions],
+            "texts": _wordings(versions),
+            "content": str(item.value.get("content", "")),
+            "audit_key": uuid.uuid4().hex,
+            "at": now_iso(),
+            "actor": writer.actor,
+            "via": writer.via,
+            "client": writer.client,
+            "thread_id": writer.thread_id,
+        }
+        await store.aput(journal, key, record, index=False)
+    forgotten = await _erase(writer, record)
+    await store.adelete(journal, key)
+    return forgotten
+
+
+async def _erase(writer: Writer, record: Mapping[str, Any]) -> Forgotten:
+    """Carry out the forget ``record`` holds; every step can be done again harmlessly."""
+    keys, texts = list(record["keys"]), list(record["texts"])
+    deleted = 0
     for version in keys:
-        await delete_memory(writer, version)
-    erased = {"versions": len(keys)}
+        deleted += await delete_memory(writer, version)
+    erased = {"versions": deleted}
     for name, erase in ERASERS.items():
         erased[name] = await erase(writer, keys, texts)
-    entry = await writer.audit("forget", fact_key=key, content=FORGOTTEN, forgotten=True)
-    return Forgotten(entry=entry, content=str(item.value.get("content", "")), erased=erased)
+    entry = await writer.audit(
+        "forget",
+        fact_key=str(record["fact_key"]),
+        content=FORGOTTEN,
+        forgotten=True,
+        entry_key=str(record["audit_key"]),
+    )
+    return Forgotten(entry=entry, content=str(record.get("content", "")), erased=erased)
+
+
+async def resume_forgets(store: BaseStore) -> dict[str, int]:
+    """Finish every forget that was cut short, for every user; how many per user.
+
+    Run at start-up (`assistant.server.webapp.lifespan`): a server killed in the middle of a
+    forget left its record, and the words it had not yet erased. Each is audited as the
+    user asked it (who, via what, from which client), as a retry's is.
+    """
+    finished: dict[str, int] = {}
+    namespaces = await store.alist_namespaces(prefix=(FORGETS_NAMESPACE,), limit=100_000)
+    for namespace in namespaces:
+        if len(namespace) != 2:
+            continue
+        user_id = namespace[1]
+        for item in await every_item(store, namespace):
+            writer = Writer(store=store, user_id=user_id)
+            if await forget_memory(writer, item.key) is not None:
+                finished[user_id] = finished.get(user_id, 0) + 1
+    return finished
 
 
 def _wordings(versions: list[Item]) -> list[str]:

@@ -36,6 +36,7 @@ from assistant.memory.search.index import (
     settle_windows,
     warm_index,
 )
+from assistant.memory.search.matching import matching
 from assistant.memory.turns import settle_turn
 from assistant.memory.user_actions import Forgotten, correct_memory, edit_memory, forget_memory
 from assistant.memory.writer import Writer
@@ -75,6 +76,15 @@ class UserMemory:
     ) -> list[SearchItem]:
         """The current facts most relevant to ``query``, best first (`assistant.memory.recall`)."""
         return await recall(self.store, self.user_id, query, limit=limit, weights=weights, now=now)
+
+    async def search(self, query: str, *, limit: int) -> list[SearchItem]:
+        """The current facts that match ``query``, best first, scored; none when nothing does.
+
+        ``score`` is the match score, at least `assistant.memory.search.MATCH_FLOOR`
+        (`assistant.memory.search.matching`). What a person reads, or picks a fact to
+        forget from, comes from here; recall for a prompt ranks without a floor.
+        """
+        return await matching(self.store, self.user_id, query, limit=limit)
 
     async def profile(self) -> list[SearchItem]:
         """The pinned facts (name, home, standing preferences, hard constraints)."""

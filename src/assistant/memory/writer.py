@@ -63,11 +63,16 @@ class Writer:
         run cancelled (rolled back) between the two leaves a record that undoes a change
         that was made, or that restores a value that did not change, never a change that
         nothing can undo.
+
+        A new fact (``before`` None) is audited as an ``add``, with the path and client it
+        came by, as every other change is.
         """
         if key not in self.before:
             self.before[key] = None if before is None else dict(before)
             await self.record_turn()
         await self._write(user_facts_namespace(self.user_id), key, value)
+        if before is None and value is not None:
+            await self.audit("add", fact_key=key, content=str(value.get("content", "")))
 
     async def put_episode(self, thread_id: str, value: dict[str, Any] | None) -> None:
         """Write the episode of ``thread_id`` as ``value`` (None deletes it)."""
@@ -83,9 +88,18 @@ class Writer:
         await record_write(self.store, namespace, key, value)
 
     async def audit(
-        self, action: str, *, fact_key: str, content: str, **details: Any
+        self,
+        action: str,
+        *,
+        fact_key: str,
+        content: str,
+        entry_key: str | None = None,
+        **details: Any,
     ) -> dict[str, Any]:
-        """Add the entry of ``action`` on ``fact_key`` to the user's audit trail; return it."""
+        """Add the entry of ``action`` on ``fact_key`` to the user's audit trail; return it.
+
+        ``entry_key`` names the entry, for a step that may be done twice (`record_audit`).
+        """
         return await record_audit(
             self.store,
             self.user_id,
@@ -95,6 +109,7 @@ class Writer:
             actor=self.actor or self.user_id,
             via=self.via,
             thread_id=self.thread_id,
+            entry_key=entry_key,
             **details,
             **client_detail(self.client),
         )

@@ -30,14 +30,20 @@ async def search_memory(query: str, runtime: ToolRuntime[Context, Any]) -> str:
     """Look up what you remember about the user, with each fact's id.
 
     Use it to answer "what do you remember about me?" (an empty query lists
-    everything) and to find the id of a fact before forgetting or correcting it.
+    everything) and to find the id of a fact before forgetting or correcting it. A query
+    returns only the facts that match it, each with its match score; when none does,
+    nothing the user described is stored, so there is nothing to forget.
     """
     memory = tool_scope(runtime).memory
-    items: list[Item] = (
-        list(await memory.recall(query, limit=SEARCH_LIMIT))
-        if query.strip()
-        else (await memory.facts())[:SEARCH_LIMIT]
-    )
+    if query.strip():
+        found = await memory.search(query, limit=SEARCH_LIMIT)
+        if not found:
+            return f"No stored fact matches {query.strip()!r}; nothing to forget or correct."
+        return "\n".join(
+            f"{item.key}: {item.value.get('content', '')} (match {item.score or 0.0:.2f})"
+            for item in found
+        )
+    items: list[Item] = (await memory.facts())[:SEARCH_LIMIT]
     if not items:
         return "No facts are stored about this user."
     return "\n".join(f"{item.key}: {item.value.get('content', '')}" for item in items)

@@ -112,7 +112,7 @@ def without_repeats(summary: str, facts: Sequence[RecalledFact]) -> str:
     "I've decided to switch to a standing desk" often sits below the fact "Decided to
     switch to a standing desk" in the same prompt. A line is left out when at least
     `REPEAT_SHARE` of its search terms (stemmed words and Chinese bigrams, stop words left
-    out: `assistant.memory.lexical.tokenize`) are terms of one shown fact; a line that says
+    out: `assistant.memory.search.lexical.tokenize`) are terms of one shown fact; a line that says
     more (where they moved from, why) stays.
 
     >>> facts = [{"id": "1", "content": "Decided to switch to a standing desk",

@@ -22,10 +22,14 @@ import logging
 from assistant.compat import patch_inmemory_store
 from assistant.config import settings
 from assistant.inference.e5 import limit_numeric_threads
+from assistant.memory import resume_forgets
+from assistant.run.scope import server_store
 from assistant.server.banner import log_settings
 from assistant.server.process import keep_server_files_private, tune_server_process
 
-__all__ = ["start_server"]
+__all__ = ["finish_forgets", "start_server"]
+
+logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 
@@ -60,3 +64,20 @@ def warn_if_unauthenticated() -> None:
             "client sends in its context, which any client can set. Use this only on a "
             "trusted machine; add auth.path to langgraph.json (see docs/security.md)."
         )
+
+
+async def finish_forgets() -> dict[str, int]:
+    """Finish the forgets a crash cut short (`assistant.memory.resume_forgets`).
+
+    The lifespan runs it in the background once the server serves: a forget's record
+    holds what it still has to erase, and a retry of the same forget finishes it too, so
+    nothing waits for this. Returns how many were finished per user.
+    """
+    try:
+        finished = await resume_forgets(await server_store())
+    except Exception:
+        logger.exception("Could not finish the forgets cut short; a retry of each finishes it.")
+        return {}
+    if finished:
+        logger.warning("Finished %d forgets cut short by a crash.", sum(finished.values()))
+    return finished

@@ -8,7 +8,9 @@
 
   ========  ==============================  ========================================
   GET       /memory/me                      who the caller is
-  GET       /memory/facts                   facts; ``?query=`` searches (hybrid recall),
+  GET       /memory/facts                   facts; ``?query=`` searches: only the facts
+                                            that match, each with its ``score`` (none
+                                            when nothing does), best first;
                                             ``?include_superseded=true`` adds history
   PATCH     /memory/facts/{key}             correct a fact: ``{"content": "..."}``
   DELETE    /memory/facts/{key}             forget a fact, with its words everywhere
@@ -28,6 +30,7 @@ like runs take ``context.user_id``, and are as unprotected as those runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,7 +52,7 @@ from assistant.run.scope import RunScope, server_request_scope
 from assistant.server.mcp_sessions import MemoryMCP
 from assistant.server.middleware.disconnect import CancelOnDisconnect
 from assistant.server.middleware.guard import GUARD
-from assistant.server.startup import start_server
+from assistant.server.startup import finish_forgets, start_server
 
 __all__ = ["app"]
 
@@ -67,7 +70,7 @@ async def _scope(request: Request) -> RunScope:
 def _fact(item: Item) -> dict[str, Any]:
     fact = {"key": item.key, **item.value}
     if isinstance(item, SearchItem) and item.score is not None:
-        fact["score"] = item.score  # hybrid-recall score: higher is better, for ranking only
+        fact["score"] = round(item.score, 4)  # the match score, at least MATCH_FLOOR
     return fact
 
 
@@ -85,7 +88,7 @@ async def list_facts(request: Request) -> JSONResponse:
             422, f"A search query may be at most {MAX_QUERY_CHARS} characters, got {len(query)}."
         )
     if query:
-        items: list[Item] = list(await scope.memory.recall(query, limit=20))
+        items: list[Item] = list(await scope.memory.search(query, limit=20))
     else:
         superseded = request.query_params.get("include_superseded", "").lower() == "true"
         items = await scope.memory.facts(include_superseded=superseded)
@@ -189,11 +192,15 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     """Start the server (`assistant.server.startup.start_server`), then run the MCP sessions.
 
     LangGraph Server runs this app's lifespan once it has loaded the graph, and serves
-    nothing before it has started. The start-up hook runs first, before anything awaits.
+    nothing before it has started. The start-up hook runs first, before anything awaits;
+    then the forgets a crash cut short are finished in the background
+    (`assistant.server.startup.finish_forgets`).
     """
     start_server()
+    finishing = asyncio.create_task(finish_forgets())
     async with memory_mcp.run():
         yield
+    finishing.cancel()
 
 
 app = Starlette(

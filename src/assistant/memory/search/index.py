@@ -15,8 +15,11 @@ This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
+import numpy as np
 from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 
 from assistant.inference.tokens import is_cjk_text
@@ -39,6 +42,7 @@ __all__ = [
     "record_write",
     "settle_windows",
     "store_embeddings",
+    "text_vectors",
     "warm_index",
 ]
 
@@ -89,6 +93,34 @@ async def hybrid_search(
         weights=weights,
     )
     return await _fresh(store, namespace, ranked)
+
+
+async def text_vectors(
+    store: BaseStore, namespace: tuple[str, ...], items: Sequence[Item]
+) -> np.ndarray[Any, Any]:
+    """The unit vectors of the ``items``' texts, by row: the index's, else embedded now."""
+    index = await ready_index(store, namespace)
+    held = {
+        item.key: index.rows[item.key]
+        for item in items
+        if index is not None
+        and item.key in index.rows
+        and index.items[item.key].value.get("content") == item.value.get("content")
+    }
+    missing = [item for item in items if item.key not in held]
+    embedded = await store_embeddings(store).aembed_documents(
+        [str(item.value.get("content", "")) for item in missing]
+    )
+    fresh = dict(zip((item.key for item in missing), embedded, strict=True))
+    rows = []
+    for item in items:
+        if item.key in fresh:
+            vector = np.asarray(fresh[item.key], dtype=np.float32)
+            rows.append(vector / (float(np.linalg.norm(vector)) or 1.0))
+        else:
+            assert index is not None
+            rows.append(index.vectors[held[item.key]])
+    return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
 async def _store_search(
