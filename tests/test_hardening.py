@@ -666,3 +666,27 @@ def test_a_put_may_index_its_content_only(index: object) -> None:
 def test_a_put_indexed_as_langgraph_json_says_passes(index: object) -> None:
     own = ("user_episodes", "a")
     check_store_request({"namespace": own, "key": "k", "value": {"content": "x"}, "index": index})
+
+
+async def test_the_guards_refusals_are_readable_by_an_allowed_origin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_AUTH", '{"path": "auth.py:auth"}')
+    monkeypatch.setenv("ASSISTANT_JWT_SECRET", SECRET)
+    ui = {"Origin": "http://localhost:3000"}  # agent-chat-ui's page
+    wrong_key = await _call(
+        "POST", "/threads/search", headers={**ui, "X-Api-Key": "wrong"}, body={}
+    )
+    prefilled = await _call(
+        "POST",
+        "/threads",
+        headers={**ui, "Authorization": _jwt()},
+        body={"supersteps": [{"updates": []}]},
+    )
+    assert (wrong_key.status_code, prefilled.status_code) == (401, 403)
+    for refusal in (wrong_key, prefilled):
+        assert refusal.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert refusal.headers["vary"] == "Origin"
+    foreign = await _call("POST", "/threads", headers={"Origin": "https://evil.example"}, body={})
+    assert foreign.status_code == 403
+    assert "access-control-allow-origin" not in foreign.headers

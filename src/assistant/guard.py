@@ -17,21 +17,25 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
    Studio's page by default) may call it. This holds for simple requests (``text/plain``,
    no preflight) as much as for preflighted ones, since the request is refused before it
    runs.
-5. `RequireToken`: with custom auth on, every request but the health checks (``/ok``,
+5. `ReadableRefusals`: the answers of the middlewares below it (a 401 for a wrong key, a
+   403, a 413) carry ``Access-Control-Allow-Origin`` for the allowed origin that asked, as
+   the routes' own answers do, so a browser client (agent-chat-ui) can read the refusal
+   instead of reporting a CORS error and retrying.
+6. `RequireToken`: with custom auth on, every request but the health checks (``/ok``,
    ``/``), the console page and CORS preflights must authenticate, so a route a future
    langgraph-api adds outside the auth layer is closed by default. With several users (JWTs
    or dev tokens), ``/metrics`` (every user's request counts) is for the maintenance token.
    `ShortInfo`: with several users, ``/info`` shows a user only its ``flags`` (what clients
    such as Studio and agent-chat-ui read); versions and the deployment's ids are for the
    maintenance token (`assistant.info`).
-6. `LimitBody`: a request body is read once, counting bytes as they arrive, before any route
+7. `LimitBody`: a request body is read once, counting bytes as they arrive, before any route
    parses it: one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413,
    announced by ``Content-Length`` or sent in chunks without one, and no more of it is read.
    The route then gets the same bytes.
-7. `LimitJsonDepth`: JSON nested deeper than `MAX_JSON_DEPTH` answers 422.
-8. `NoPrefilledState`: creating a thread with ``supersteps`` (prefilled state), a write the
+8. `LimitJsonDepth`: JSON nested deeper than `MAX_JSON_DEPTH` answers 422.
+9. `NoPrefilledState`: creating a thread with ``supersteps`` (prefilled state), a write the
    platform sends through no auth handler, is for the maintenance token only (403).
-9. `OwnStreams`: the event stream of a thread the caller cannot read answers 404, as the
+10. `OwnStreams`: the event stream of a thread the caller cannot read answers 404, as the
    thread does.
 """
 
@@ -75,6 +79,7 @@ __all__ = [
     "NoFraming",
     "NoPrefilledState",
     "OwnStreams",
+    "ReadableRefusals",
     "RequireToken",
     "is_loopback_host",
     "json_too_deep",
@@ -243,6 +248,36 @@ class KnownOrigins(ScopeCheck):
         return None
 
 
+class ReadableRefusals(HttpOnly):
+    """An answer without CORS headers gets them for the (allowed) origin that asked.
+
+    `KnownOrigins`, outside it, has already refused every other origin; the platform's
+    own CORS layer sits inside the routes, so the answers of the middlewares between them
+    would otherwise reach a browser unreadable.
+    """
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, adding the origin to an answer that lacks it."""
+        origin = request_headers(scope).get("origin")
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+
+        async def readable(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                if b"access-control-allow-origin" not in names:
+                    headers += [
+                        (b"access-control-allow-origin", origin.encode("latin-1")),
+                        (b"vary", b"Origin"),
+                    ]
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, readable)
+
+
 class RequireToken(ScopeCheck):
     """With custom auth, a request without valid credentials answers 401 on any route."""
 
@@ -366,6 +401,7 @@ GUARD: tuple[Callable[[ASGIApp], ASGIApp], ...] = (
     HiddenRoutes,
     KnownHosts,
     KnownOrigins,
+    ReadableRefusals,
     RequireToken,
     ShortInfo,
     LimitBody,
