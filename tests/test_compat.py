@@ -15,6 +15,7 @@ from langgraph.store.memory import InMemoryStore
 from assistant.compat import (
     base_store,
     inmemory_namespace_size,
+    mcp_open_sessions,
     patch_inmemory_store,
     patch_postgres_store,
     pgserver_instance,
@@ -120,6 +121,20 @@ def test_the_postgres_store_keeps_the_methods_the_patch_uses() -> None:
     assert parameters(AsyncPostgresStore._prepare_batch_search_queries) == ["self", "search_ops"]
     assert callable(base._decode_ns_bytes) and callable(base._row_to_search_item)
     assert base.PLACEHOLDER is not None
+
+
+async def test_the_mcp_session_manager_keeps_its_open_sessions_by_id() -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from assistant.mcp_server import build_server
+
+    server = build_server()
+    server.streamable_http_app(json_response=True)
+    manager = server.session_manager
+    assert isinstance(manager, StreamableHTTPSessionManager)
+    assert list(mcp_open_sessions(manager)) == []
+    manager._server_instances["s-1"] = object()  # type: ignore[assignment]
+    assert list(mcp_open_sessions(manager)) == ["s-1"]
 
 
 @pytest.mark.postgres

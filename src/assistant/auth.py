@@ -27,6 +27,9 @@ Authorization:
   that reaches every thread and namespace, for retention jobs. Keep it secret.
 * What a run or a store request may carry, and how large it may be, is checked in
   `assistant.request_checks` before the platform acts on it.
+* A user may have ``ASSISTANT_RUNS_PER_USER`` runs waiting or running at once; another
+  answers 429, so one user's flood of runs cannot fill the run queue's workers and
+  starve the others (`langgraph dev`'s runtime, the one whose run records are readable).
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
   `assistant.scope`), which the server sets from this identity and strips from
   client input.
@@ -37,12 +40,14 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import jwt
 from langgraph_sdk import Auth
 
+from assistant.compat import dev_thread_records
 from assistant.constants import (
     ADMIN_IDENTITY,
     ADMIN_PERMISSION,
@@ -260,10 +265,62 @@ async def on_run_create(
     """
     kwargs = value.get("kwargs") or {}
     check_run_request(kwargs, admin=_is_admin(ctx))
+    if not _is_admin(ctx):
+        await admit_run(_identity(ctx), str(value.get("run_id") or uuid.uuid4()))
     if not names_another_graph(value.get("assistant_id")):
         with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
             prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
     return _stamp_owner(ctx, value)
+
+
+IN_FLIGHT = ("pending", "running")
+"""Run statuses that hold (or wait for) one of the run queue's workers."""
+
+ADMISSION_GRACE_S = 30.0
+"""How long a run admitted here counts before it shows in the runtime's records (a create
+refused after this handler, e.g. a busy thread with ``reject``, never shows)."""
+
+_ADMITTED: dict[str, dict[str, float]] = {}
+"""Per user, runs admitted here that the runtime's records may not hold yet, and when."""
+
+
+async def admit_run(user_id: str, run_id: str) -> None:
+    """Admit one more run of ``user_id``, or refuse it with 429 when the user has enough.
+
+    Counts the user's runs waiting or running in the dev runtime's records, plus those
+    admitted in the last `ADMISSION_GRACE_S` seconds that the records do not show yet (runs
+    created at the same moment). Outside `langgraph dev` nothing is counted.
+    """
+    records = dev_thread_records()
+    if records is None:
+        return
+    limit = get_auth_settings().runs_per_user
+    async with records.connect() as conn:
+        # No await from here on: counting and admitting happen as one step.
+        runs = records.runs(conn)
+        known = {str(run.get("run_id")) for run in runs}
+        in_flight = sum(
+            1
+            for run in runs
+            if run.get("status") in IN_FLIGHT
+            and (run.get("metadata") or {}).get(OWNER_KEY) == user_id
+        )
+        now = time.monotonic()
+        admitted = _ADMITTED.setdefault(user_id, {})
+        for waiting, since in list(admitted.items()):
+            if waiting in known or now - since > ADMISSION_GRACE_S:
+                del admitted[waiting]
+        if in_flight + len(admitted) >= limit:
+            raise Auth.exceptions.HTTPException(
+                status_code=429,
+                detail=(
+                    f"You have {in_flight + len(admitted)} runs waiting or running, the most "
+                    f"one user may have at once ({limit}; ASSISTANT_RUNS_PER_USER). Wait for "
+                    "one to finish, then send this again."
+                ),
+                headers={"Retry-After": "1"},
+            )
+        admitted[run_id] = now
 
 
 @auth.on.threads.update

@@ -18,6 +18,8 @@ Function                         Relies on (checked against)
                                  ``langgraph_runtime.ops.Threads``, and the run
                                  records' list ``conn.store["runs"]``
                                  (langgraph-runtime-inmem 0.36.7)
+:func:`mcp_open_sessions`        ``StreamableHTTPSessionManager._server_instances``
+                                 (mcp 2.3.0)
 :func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
 :func:`patch_inmemory_store`     ``InMemoryStore._insertinmem_store`` and
                                  ``_vectors`` (langgraph-checkpoint 4.3.2)
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,7 @@ __all__ = [
     "base_store",
     "dev_thread_records",
     "inmemory_namespace_size",
+    "mcp_open_sessions",
     "patch_inmemory_store",
     "patch_postgres_store",
     "pgserver_instance",
@@ -177,9 +181,22 @@ def dev_thread_records() -> DevThreadRecords | None:
     try:
         from langgraph_runtime.database import connect
         from langgraph_runtime.ops import Threads
-    except ImportError:
+    except (ImportError, ValueError):  # ValueError: no runtime edition (not in a server)
         return None
     return DevThreadRecords(connect, Threads)
+
+
+# --------------------------------------------------------------------------- mcp
+
+
+def mcp_open_sessions(manager: Any) -> Collection[str]:
+    """The ids of the sessions an MCP ``StreamableHTTPSessionManager`` holds open.
+
+    The manager forgets a session that ended (DELETE, idle timeout, crash) but offers no
+    public way to ask which are open.
+    """
+    sessions: dict[str, Any] = manager._server_instances
+    return sessions.keys()
 
 
 # --------------------------------------------------------------------------- pgserver

@@ -27,7 +27,9 @@ the auth layer) and the meta routes (``/info``, ``/metrics``, ``/docs``,
    or dev tokens), ``/metrics`` (every user's request counts) is for the maintenance token.
    `ShortInfo`: with several users, ``/info`` shows a user only its ``flags`` (what clients
    such as Studio and agent-chat-ui read); versions and the deployment's ids are for the
-   maintenance token (`assistant.info`).
+   maintenance token (`assistant.info`). `CallersSchemas`: an assistant's ``context_schema``
+   (Studio's settings form) offers a caller only the fields it may set per run
+   (`assistant.policy.callers_context_schema`); the maintenance token sees them all.
 7. `LimitBody`: a request body is read once, counting bytes as they arrive, before any route
    parses it: one over ``ASSISTANT_MAX_BODY_BYTES`` (1 MiB by default) answers 413,
    announced by ``Content-Length`` or sent in chunks without one, and no more of it is read.
@@ -64,13 +66,16 @@ from assistant.middleware import (
     refuse,
     replay_body,
     request_headers,
+    rewritten_body,
     route_path,
 )
+from assistant.policy import callers_context_schema, parse_run_settings
 from assistant.settings import AuthSettings, custom_auth_configured, get_auth_settings
 
 __all__ = [
     "GUARD",
     "MAX_JSON_DEPTH",
+    "CallersSchemas",
     "HiddenRoutes",
     "KnownHosts",
     "KnownOrigins",
@@ -300,6 +305,45 @@ class RequireToken(ScopeCheck):
         return None
 
 
+_SCHEMAS_PATH = re.compile(r"^/assistants/[^/]+/schemas$")
+"""An assistant's schemas: input, output, state and the context Studio's form is built from."""
+
+
+class CallersSchemas(HttpOnly):
+    """An assistant's ``context_schema`` offers a caller only the fields it may set."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; for a caller's schemas, keep only its own settings."""
+        if not self._for_a_caller(scope):
+            await self.app(scope, receive, send)
+            return
+        rules = parse_run_settings(get_auth_settings().run_settings)
+
+        def offered(body: bytes) -> bytes:
+            try:
+                schemas = json.loads(body)
+            except ValueError:
+                return body
+            context = schemas.get("context_schema") if isinstance(schemas, dict) else None
+            if not isinstance(context, dict):
+                return body
+            schemas["context_schema"] = callers_context_schema(context, rules)
+            return json.dumps(schemas).encode()
+
+        await self.app(scope, receive, rewritten_body(send, offered))
+
+    @staticmethod
+    def _for_a_caller(scope: Scope) -> bool:
+        """A ``GET`` of schemas by someone other than the maintenance token, under auth."""
+        if scope.get("method") != "GET" or not _SCHEMAS_PATH.match(route_path(scope)):
+            return False
+        if not custom_auth_configured():
+            return False
+        # `RequireToken`, outside this middleware, has refused a request without a valid token.
+        caller = request_caller(request_headers(scope), get_auth_settings())
+        return ADMIN_PERMISSION not in caller.get("permissions", [])
+
+
 class LimitBody(HttpOnly):
     """A body over ``ASSISTANT_MAX_BODY_BYTES`` answers 413, and no more of it is read."""
 
@@ -404,6 +448,7 @@ GUARD: tuple[Callable[[ASGIApp], ASGIApp], ...] = (
     ReadableRefusals,
     RequireToken,
     ShortInfo,
+    CallersSchemas,
     LimitBody,
     LimitJsonDepth,
     NoPrefilledState,
