@@ -73,6 +73,7 @@ from assistant.request_checks import (
 from assistant.scope import server_store
 from assistant.settings import AuthSettings, get_auth_settings, names_another_graph
 from assistant.store_api import embed_for_caller, is_memory_write, write_through_memory
+from assistant.threads import forget_thread, journal_run, journal_thread
 
 logger = logging.getLogger(__name__)
 
@@ -247,8 +248,10 @@ def _stamp_owner(
 async def on_thread_create(
     ctx: Auth.types.AuthContext, value: Auth.types.ThreadsCreate
 ) -> Auth.types.FilterType:
-    """Stamp the caller as the new thread's owner."""
-    return _stamp_owner(ctx, value)
+    """Stamp the caller as the new thread's owner; journal its metadata (`make dev`)."""
+    owned = _stamp_owner(ctx, value)
+    await journal_thread(value.get("thread_id"), dict(value.get("metadata") or {}), created=True)
+    return owned
 
 
 @auth.on.threads.create_run
@@ -270,7 +273,15 @@ async def on_run_create(
     if not names_another_graph(value.get("assistant_id")):
         with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
             prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
-    return _stamp_owner(ctx, value)
+    owned = _stamp_owner(ctx, value)
+    await journal_run(
+        value.get("run_id"),
+        value.get("thread_id"),
+        assistant_id=value.get("assistant_id"),
+        metadata=dict(value.get("metadata") or {}),
+        multitask_strategy=value.get("multitask_strategy"),
+    )
+    return owned
 
 
 IN_FLIGHT = ("pending", "running")
@@ -338,6 +349,20 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
     owner = (value.get("metadata") or {}).get(OWNER_KEY)
     if owner is not None and owner != _identity(ctx) and not _is_admin(ctx):
         raise forbidden("A thread's owner cannot be changed.")
+    if value.get("metadata"):
+        await journal_thread(
+            value.get("thread_id"),
+            dict(value["metadata"]),
+            created=False,
+            owner=None if _is_admin(ctx) else _identity(ctx),
+        )
+    return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.threads.delete
+async def on_thread_delete(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Only the caller's own threads can be deleted; a deleted thread leaves the journal."""
+    await forget_thread(value.get("thread_id"), owner=None if _is_admin(ctx) else _identity(ctx))
     return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
 
 

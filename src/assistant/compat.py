@@ -164,6 +164,11 @@ class DevThreadRecords:
         async for _ in result:
             pass
 
+    def add_run(self, conn: Any, run: dict[str, Any]) -> None:
+        """Add a run record (a ``langgraph_api.schema.Run``) to the runtime's list as it is."""
+        runs = conn.store.setdefault("runs", [])
+        runs.append(run)
+
     @staticmethod
     def runs(conn: Any) -> list[dict[str, Any]]:
         """The runtime's run records themselves (``conn.store["runs"]``, changed in place).
