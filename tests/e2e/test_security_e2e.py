@@ -1069,6 +1069,21 @@ async def test_a_user_cannot_choose_the_operators_settings(
     )
 
 
+async def test_a_user_is_offered_only_the_settings_they_may_choose(world: World) -> None:
+    """Studio builds its settings form from the assistant's context schema; a field the
+    operator keeps, offered there, made every run fail with a 403 the SDK hides."""
+    assistant = (await world.alice.assistants.search(graph_id="assistant"))[0]["assistant_id"]
+    offered = await world.alice.assistants.get_schemas(assistant)
+    whole = await world.client(bearer(ADMIN_TOKEN)).assistants.get_schemas(assistant)
+    fields = sorted((offered.get("context_schema") or {}).get("properties", {}))
+    record(
+        "alice reads the assistant's schemas (what Studio offers as editable settings)",
+        "context_schema offers only user_id (ASSISTANT_RUN_SETTINGS); the admin sees every field",
+        f"offered {fields}; admin sees {len(whole['context_schema']['properties'])} fields",
+        fields == ["user_id"] and "model" in whole["context_schema"]["properties"],
+    )
+
+
 async def test_the_admin_may_choose_settings_but_only_valid_ones(world: World) -> None:
     admin = world.client(bearer(ADMIN_TOKEN))
     thread = str((await admin.threads.create())["thread_id"])
