@@ -162,12 +162,15 @@ async def main():
         await records.put(conn, "00000000-0000-0000-0000-000000000001", {"owner": "bob"})
         after = await records.thread_ids(conn)
         runs_kept = records.runs(conn) is conn.store["runs"]
+        owner = records.thread_metadata(conn, "00000000-0000-0000-0000-000000000001")
+        missing = records.thread_metadata(conn, "00000000-0000-0000-0000-000000000002")
     store = await platform_store()
     print(json.dumps({
         "before": sorted(before),
         "after": sorted(after),
         "store_in_memory": isinstance(base_store(store), InMemoryStore),
         "runs_kept": runs_kept,
+        "thread_metadata": [owner["owner"], missing],
     }))
 
 asyncio.run(main())
@@ -199,6 +202,7 @@ def test_the_dev_runtimes_thread_records_and_store_work_as_used(tmp_path: Path) 
         "after": ["00000000-0000-0000-0000-000000000001"],
         "store_in_memory": True,
         "runs_kept": True,
+        "thread_metadata": ["alice", None],
     }
 
 

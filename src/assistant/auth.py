@@ -269,7 +269,7 @@ async def on_run_create(
     kwargs = value.get("kwargs") or {}
     check_run_request(kwargs, admin=_is_admin(ctx))
     if not _is_admin(ctx):
-        await admit_run(_identity(ctx), str(value.get("run_id") or uuid.uuid4()))
+        await admit_run(_identity(ctx), str(value.get("run_id") or uuid.uuid4()), value)
     if not names_another_graph(value.get("assistant_id")):
         with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
             prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
@@ -287,7 +287,7 @@ async def on_run_create(
 IN_FLIGHT = ("pending", "running")
 """Run statuses that hold (or wait for) one of the run queue's workers."""
 
-ADMISSION_GRACE_S = 30.0
+ADMISSION_GRACE_S = 10.0
 """How long a run admitted here counts before it shows in the runtime's records (a create
 refused after this handler, e.g. a busy thread with ``reject``, never shows)."""
 
@@ -295,19 +295,29 @@ _ADMITTED: dict[str, dict[str, float]] = {}
 """Per user, runs admitted here that the runtime's records may not hold yet, and when."""
 
 
-async def admit_run(user_id: str, run_id: str) -> None:
+async def admit_run(user_id: str, run_id: str, value: Mapping[str, Any]) -> None:
     """Admit one more run of ``user_id``, or refuse it with 429 when the user has enough.
 
     Counts the user's runs waiting or running in the dev runtime's records, plus those
     admitted in the last `ADMISSION_GRACE_S` seconds that the records do not show yet (runs
-    created at the same moment). Outside `langgraph dev` nothing is counted.
+    created at the same moment). A run the platform will refuse anyway (another user's
+    thread, a missing one) is not counted. Nothing is counted outside `langgraph dev`, or
+    with a single user (there is no one else to starve).
     """
     records = dev_thread_records()
-    if records is None:
+    settings = get_auth_settings()
+    if records is None or not (settings.jwt_secret or settings.dev_tokens):
         return
-    limit = get_auth_settings().runs_per_user
+    limit = settings.runs_per_user
     async with records.connect() as conn:
         # No await from here on: counting and admitting happen as one step.
+        thread_id = value.get("thread_id")
+        if thread_id is not None:
+            thread = records.thread_metadata(conn, str(thread_id))
+            if thread is None and value.get("if_not_exists") != "create":
+                return  # the platform answers 404
+            if thread is not None and thread.get(OWNER_KEY) not in (None, user_id):
+                return  # another user's thread: the platform answers 404
         runs = records.runs(conn)
         known = {str(run.get("run_id")) for run in runs}
         in_flight = sum(

@@ -16,7 +16,8 @@ Function                         Relies on (checked against)
                                  0.16.7)
 :func:`dev_thread_records`       ``langgraph_runtime.database.connect`` and
                                  ``langgraph_runtime.ops.Threads``, and the run
-                                 records' list ``conn.store["runs"]``
+                                 and thread records' lists ``conn.store["runs"]``
+                                 and ``conn.store["threads"]``
                                  (langgraph-runtime-inmem 0.36.7)
 :func:`mcp_open_sessions`        ``StreamableHTTPSessionManager._server_instances``
                                  (mcp 2.3.0)
@@ -163,6 +164,18 @@ class DevThreadRecords:
         result = await self._threads.put(conn, thread_id, metadata=metadata, if_exists="do_nothing")
         async for _ in result:
             pass
+
+    @staticmethod
+    def thread_metadata(conn: Any, thread_id: str) -> dict[str, Any] | None:
+        """The metadata of the runtime's record of ``thread_id``; None when there is none.
+
+        Read from ``conn.store["threads"]`` without an await, unlike ``Threads.get``.
+        """
+        for thread in getattr(conn, "store", {}).get("threads", []):
+            if str(thread.get("thread_id")) == thread_id:
+                metadata = thread.get("metadata")
+                return dict(metadata) if isinstance(metadata, dict) else {}
+        return None
 
     def add_run(self, conn: Any, run: dict[str, Any]) -> None:
         """Add a run record (a ``langgraph_api.schema.Run``) to the runtime's list as it is."""

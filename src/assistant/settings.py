@@ -202,8 +202,8 @@ class AuthSettings:
     runs_per_user: int = env(
         "ASSISTANT_RUNS_PER_USER", 4, parse=parse.whole("whole number of runs", least=1)
     )
-    """Runs one user may have waiting or running at once; another answers 429 (`langgraph
-    dev` only: the platform keeps its run queue to itself)."""
+    """Runs one user may have waiting or running at once, with several users; another
+    answers 429 (`langgraph dev` only: the platform keeps its run queue to itself)."""
     mcp_sessions_per_user: int = env(
         "ASSISTANT_MCP_SESSIONS_PER_USER", 8, parse=parse.whole("whole number of sessions", least=1)
     )
