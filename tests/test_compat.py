@@ -15,6 +15,7 @@ from langgraph.store.memory import InMemoryStore
 from assistant.compat import (
     base_store,
     inmemory_namespace_size,
+    mcp_open_sessions,
     patch_inmemory_store,
     patch_postgres_store,
     pgserver_instance,
@@ -122,6 +123,20 @@ def test_the_postgres_store_keeps_the_methods_the_patch_uses() -> None:
     assert base.PLACEHOLDER is not None
 
 
+async def test_the_mcp_session_manager_keeps_its_open_sessions_by_id() -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from assistant.server.mcp_server import build_server
+
+    server = build_server()
+    server.streamable_http_app(json_response=True)
+    manager = server.session_manager
+    assert isinstance(manager, StreamableHTTPSessionManager)
+    assert list(mcp_open_sessions(manager)) == []
+    manager._server_instances["s-1"] = object()  # type: ignore[assignment]
+    assert list(mcp_open_sessions(manager)) == ["s-1"]
+
+
 @pytest.mark.postgres
 def test_pgserver_keeps_its_servers_by_resolved_data_folder(postgres_uri: str) -> None:
     from pgserver.postgres_server import PostgresServer
@@ -147,12 +162,15 @@ async def main():
         await records.put(conn, "00000000-0000-0000-0000-000000000001", {"owner": "bob"})
         after = await records.thread_ids(conn)
         runs_kept = records.runs(conn) is conn.store["runs"]
+        owner = records.thread_metadata(conn, "00000000-0000-0000-0000-000000000001")
+        missing = records.thread_metadata(conn, "00000000-0000-0000-0000-000000000002")
     store = await platform_store()
     print(json.dumps({
         "before": sorted(before),
         "after": sorted(after),
         "store_in_memory": isinstance(base_store(store), InMemoryStore),
         "runs_kept": runs_kept,
+        "thread_metadata": [owner["owner"], missing],
     }))
 
 asyncio.run(main())
@@ -184,6 +202,7 @@ def test_the_dev_runtimes_thread_records_and_store_work_as_used(tmp_path: Path) 
         "after": ["00000000-0000-0000-0000-000000000001"],
         "store_in_memory": True,
         "runs_kept": True,
+        "thread_metadata": ["alice", None],
     }
 
 

@@ -394,9 +394,27 @@ async def _info(request: Request) -> JSONResponse:
     return JSONResponse(INFO)
 
 
+SCHEMAS = {
+    "graph_id": "assistant",
+    "context_schema": {
+        "type": "object",
+        "properties": {
+            "user_id": {"type": "string"},
+            "model": {"type": "string"},
+            "recall_limit": {"type": "integer"},
+        },
+    },
+}
+
+
+async def _schemas(request: Request) -> JSONResponse:
+    return JSONResponse(SCHEMAS)
+
+
 WALLED = Starlette(
     routes=[
         Route("/threads/{thread_id}", _thread, methods=["GET"]),
+        Route("/assistants/{assistant_id}/schemas", _schemas, methods=["GET"]),
         Route("/info", _info, methods=["GET"]),
         Route("/{path:path}", _echo, methods=["GET", "POST", "OPTIONS"]),
     ],
@@ -672,3 +690,46 @@ def test_a_put_may_index_its_content_only(index: object) -> None:
 def test_a_put_indexed_as_langgraph_json_says_passes(index: object) -> None:
     own = ("user_episodes", "a")
     check_store_request({"namespace": own, "key": "k", "value": {"content": "x"}, "index": index})
+
+
+async def test_the_guards_refusals_are_readable_by_an_allowed_origin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_AUTH", '{"path": "auth.py:auth"}')
+    monkeypatch.setenv("ASSISTANT_JWT_SECRET", SECRET)
+    ui = {"Origin": "http://localhost:3000"}  # agent-chat-ui's page
+    wrong_key = await _call(
+        "POST", "/threads/search", headers={**ui, "X-Api-Key": "wrong"}, body={}
+    )
+    prefilled = await _call(
+        "POST",
+        "/threads",
+        headers={**ui, "Authorization": _jwt()},
+        body={"supersteps": [{"updates": []}]},
+    )
+    assert (wrong_key.status_code, prefilled.status_code) == (401, 403)
+    for refusal in (wrong_key, prefilled):
+        assert refusal.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert refusal.headers["vary"] == "Origin"
+    foreign = await _call("POST", "/threads", headers={"Origin": "https://evil.example"}, body={})
+    assert foreign.status_code == 403
+    assert "access-control-allow-origin" not in foreign.headers
+
+
+async def test_a_caller_is_offered_only_the_settings_it_may_choose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_AUTH", '{"path": "auth.py:auth"}')
+    monkeypatch.setenv("ASSISTANT_JWT_SECRET", SECRET)
+    monkeypatch.setenv("ASSISTANT_ADMIN_TOKEN", "maintenance-token")
+    monkeypatch.setenv("ASSISTANT_RUN_SETTINGS", "user_id,recall_limit<=10")
+    user = await _call("GET", "/assistants/a-1/schemas", headers={"Authorization": _jwt()})
+    admin = await _call(
+        "GET", "/assistants/a-1/schemas", headers={"Authorization": "Bearer maintenance-token"}
+    )
+    assert user.json()["context_schema"]["properties"] == {
+        "user_id": {"type": "string"},
+        "recall_limit": {"type": "integer", "maximum": 10},
+    }
+    assert int(user.headers["content-length"]) == len(user.content)
+    assert admin.json() == SCHEMAS

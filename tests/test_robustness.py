@@ -17,7 +17,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
+from assistant.extraction.extract import MAX_EXTRACTION_ATTEMPTS
+from assistant.memory import list_heard
 from assistant.run.context import Context
+from assistant.run.prompts import UNANSWERED_MARK
 from helpers import adds_json, config, quick_timeout, stored_facts
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
@@ -96,6 +99,65 @@ async def test_a_message_the_model_cannot_take_does_not_break_the_thread(
     assert texts(model.sent("respond")[-1][1:]) == ["hello again"]
 
 
+async def test_the_next_reply_sees_the_unanswered_message_marked(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model([RuntimeError("model is down"), "Gardening gloves?"], structured=[])
+    with pytest.raises(RuntimeError, match="model is down"):
+        await chat("I need a gift idea for my mother")
+
+    state = await chat("she likes gardening")
+
+    assert state["messages"][-1].text == "Gardening gloves?"
+    assert texts(model.sent("respond")[-1][1:]) == [
+        f"{UNANSWERED_MARK}\nI need a gift idea for my mother",
+        "she likes gardening",
+    ]
+
+
+async def test_a_failed_extraction_is_tried_again_with_the_next_turns_and_shown(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    down = RuntimeError("model is down")
+    patch_model(
+        itertools.repeat("Noted."),
+        # Turn 1 fails; turn 2's retry fails again; turn 3's retry is answered (the new
+        # messages of turns 2 and 3 hold no fact: no model reads them).
+        structured=[down, down, adds_json(("Allergic to shellfish", "constraint", 0.95))],
+    )
+
+    state = await chat("I'm allergic to shellfish")
+    assert state["metrics"]["extraction"] == "failed"
+    assert await stored_facts(store, USER) == []
+    (entry,) = await list_heard(store, USER)
+    assert entry["outcome"] == "failed"
+    assert f"attempt 1 of {MAX_EXTRACTION_ATTEMPTS}" in entry["reason"]
+
+    state = await chat("ok")
+    assert state["metrics"]["extraction"] == "skipped"
+    assert await stored_facts(store, USER) == []
+    await chat("thanks")
+
+    assert await stored_facts(store, USER) == ["Allergic to shellfish"]
+    outcomes = {e["excerpt"]: e["outcome"] for e in await list_heard(store, USER)}
+    assert outcomes["I'm allergic to shellfish"] == "kept"
+
+
+async def test_a_message_whose_extraction_always_fails_is_tried_a_bounded_number_of_times(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(itertools.repeat("Noted."), structured=itertools.repeat(RuntimeError("no")))
+
+    for turn in range(MAX_EXTRACTION_ATTEMPTS + 3):
+        await chat(f"I live in city number {turn}")
+
+    first = "I live in city number 0"
+    tries = [call for call in model.sent("remember") if any(first in m.text for m in call)]
+    assert len(tries) == MAX_EXTRACTION_ATTEMPTS
+    outcomes = {e["excerpt"]: e["reason"] for e in await list_heard(store, USER)}
+    assert "not tried again" in outcomes[first]
+
+
 # --------------------------------------------------------------------------- remember slow
 
 
@@ -105,7 +167,8 @@ async def test_a_slow_extraction_times_out_without_holding_the_reply(
     gate = asyncio.Event()  # the extractor answers only when let
     patch_model(
         ["Noted.", "Noted again."],
-        structured=[adds_json(("Lives in Hangzhou", "location", 0.9))],
+        # The second turn's message, then the first one tried again (already known).
+        structured=[adds_json(("Lives in Hangzhou", "location", 0.9))] * 2,
         structured_gate=gate,
     )
 

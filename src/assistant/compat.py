@@ -16,8 +16,11 @@ Function                         Relies on (checked against)
                                  0.16.7)
 :func:`dev_thread_records`       ``langgraph_runtime.database.connect`` and
                                  ``langgraph_runtime.ops.Threads``, and the run
-                                 records' list ``conn.store["runs"]``
+                                 and thread records' lists ``conn.store["runs"]``
+                                 and ``conn.store["threads"]``
                                  (langgraph-runtime-inmem 0.36.7)
+:func:`mcp_open_sessions`        ``StreamableHTTPSessionManager._server_instances``
+                                 (mcp 2.3.0)
 :func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
 :func:`patch_inmemory_store`     ``InMemoryStore._insertinmem_store`` and
                                  ``_vectors`` (langgraph-checkpoint 4.3.2)
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -61,6 +65,7 @@ __all__ = [
     "base_store",
     "dev_thread_records",
     "inmemory_namespace_size",
+    "mcp_open_sessions",
     "patch_inmemory_store",
     "patch_postgres_store",
     "pgserver_instance",
@@ -161,6 +166,23 @@ class DevThreadRecords:
             pass
 
     @staticmethod
+    def thread_metadata(conn: Any, thread_id: str) -> dict[str, Any] | None:
+        """The metadata of the runtime's record of ``thread_id``; None when there is none.
+
+        Read from ``conn.store["threads"]`` without an await, unlike ``Threads.get``.
+        """
+        for thread in getattr(conn, "store", {}).get("threads", []):
+            if str(thread.get("thread_id")) == thread_id:
+                metadata = thread.get("metadata")
+                return dict(metadata) if isinstance(metadata, dict) else {}
+        return None
+
+    def add_run(self, conn: Any, run: dict[str, Any]) -> None:
+        """Add a run record (a ``langgraph_api.schema.Run``) to the runtime's list as it is."""
+        runs = conn.store.setdefault("runs", [])
+        runs.append(run)
+
+    @staticmethod
     def runs(conn: Any) -> list[dict[str, Any]]:
         """The runtime's run records themselves (``conn.store["runs"]``, changed in place).
 
@@ -177,9 +199,22 @@ def dev_thread_records() -> DevThreadRecords | None:
     try:
         from langgraph_runtime.database import connect
         from langgraph_runtime.ops import Threads
-    except ImportError:
+    except (ImportError, ValueError):  # ValueError: no runtime edition (not in a server)
         return None
     return DevThreadRecords(connect, Threads)
+
+
+# --------------------------------------------------------------------------- mcp
+
+
+def mcp_open_sessions(manager: Any) -> Collection[str]:
+    """The ids of the sessions an MCP ``StreamableHTTPSessionManager`` holds open.
+
+    The manager forgets a session that ended (DELETE, idle timeout, crash) but offers no
+    public way to ask which are open.
+    """
+    sessions: dict[str, Any] = manager._server_instances
+    return sessions.keys()
 
 
 # --------------------------------------------------------------------------- pgserver

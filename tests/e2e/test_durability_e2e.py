@@ -217,6 +217,47 @@ async def test_a_restored_thread_keeps_its_owner(
         assert [t["thread_id"] for t in await bob.threads.search()] == []
 
 
+async def test_a_threads_metadata_and_runs_survive_a_crash(
+    tmp_path: Path, own_server: StartServer, database: str
+) -> None:
+    """kill -9 right after two acknowledged runs: the thread keeps what its client set on
+    it and its run list; a thread created just before, that never ran, comes back too."""
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database}
+    workdir = tmp_path / "metadata"
+
+    first = own_server("dev_tokens", workdir, **options)
+    async with connect(first, DEV_TOKENS["alice"]) as alice:
+        thread = str((await alice.threads.create(metadata={"purpose": "gift ideas"}))["thread_id"])
+        await run_turn(first, alice, thread, "I need a gift idea for my mother.")
+        await run_turn(first, alice, thread, "She likes gardening.")
+        runs_before = sorted(run["run_id"] for run in await alice.runs.list(thread))
+        idle = str((await alice.threads.create(metadata={"purpose": "later"}))["thread_id"])
+        first.kill()  # SIGKILL of the whole process group, right after the acknowledgements
+
+    assert len(runs_before) == 2
+    second = own_server("dev_tokens", workdir, **options)
+    async with (
+        connect(second, DEV_TOKENS["alice"]) as alice,
+        connect(second, DEV_TOKENS["bob"]) as bob,
+    ):
+        restored = await alice.threads.get(thread)
+        assert restored["metadata"].get("purpose") == "gift ideas", restored
+        assert restored["metadata"].get("owner") == "alice", restored
+        runs_after = await alice.runs.list(thread)
+        assert sorted(run["run_id"] for run in runs_after) == runs_before, second.log_tail()
+        for run in runs_after:  # one the records saved while waiting resumes, adding nothing
+            await alice.runs.join(thread, run["run_id"])
+        runs_after = await alice.runs.list(thread)
+        assert {run["status"] for run in runs_after} == {"success"}, runs_after
+        found = await alice.threads.search(metadata={"purpose": "gift ideas"})
+        assert [t["thread_id"] for t in found] == [thread]
+        assert (await alice.threads.get(idle))["metadata"].get("purpose") == "later"
+        with pytest.raises(NotFoundError):
+            await bob.threads.get(thread)
+        values = await run_turn(second, alice, thread, "What did I ask about?")
+        assert len(values["messages"]) == 6
+
+
 # --------------------------------------------------------------------------- rollback, runs cut off
 
 SLOW = {"ASSISTANT_SCRIPTED_SLOW_ON": SLOW_MARK}

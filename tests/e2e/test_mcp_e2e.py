@@ -574,3 +574,43 @@ async def test_the_stdio_bridge_forwards_with_the_users_token(jwt_server: DevSer
         and "refused the token" in refused_token.stderr
         and refused_token.stdout == "",
     )
+
+
+def test_the_stdio_bridge_exits_when_its_stdin_closes(jwt_server: DevServer) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "eof-e2e", "version": "1.0"},
+        },
+    }
+    with subprocess.Popen(
+        [str(CLI), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=cli_env(jwt_server.url, token(unique("mcp-eof"))),
+    ) as bridge:
+        try:
+            assert bridge.stdin is not None and bridge.stdout is not None
+            bridge.stdin.write(json.dumps(initialize) + "\n")
+            bridge.stdin.flush()
+            answer = json.loads(bridge.stdout.readline())
+            bridge.stdin.close()  # the client goes away
+            started = time.monotonic()
+            code = bridge.wait(timeout=60)
+            waited = time.monotonic() - started
+        finally:
+            if bridge.poll() is None:
+                bridge.kill()
+    record(
+        "assistant mcp: initialize, then the client closes stdin",
+        "the bridge exits on its own (its session closed)",
+        f"initialized {'result' in answer}; exit {code} after {waited:.1f} s",
+        "result" in answer and code == 0,
+    )
+    assert "result" in answer and code == 0

@@ -10,6 +10,8 @@ and the `assistant` CLI.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from e2e_helpers import (
     ASSISTANT_ID,
@@ -32,6 +35,7 @@ from e2e_helpers import (
 )
 from langgraph_sdk.client import LangGraphClient
 
+from assistant.run.prompts import UNANSWERED_MARK
 from devserver import DevServer
 from stub_openai import StubOpenAI
 
@@ -253,3 +257,123 @@ async def test_the_console_shows_turns_whose_memory_failed(
             )
         finally:
             await browser.close()
+
+
+# --------------------------------------------------------------------------- nothing said is lost
+
+
+def _reply_requests(stub: StubOpenAI, model: str) -> list[list[str]]:
+    """The user messages' texts of every reply request (not an extraction) for ``model``."""
+    return [
+        [str(m.get("content")) for m in call["messages"] if m.get("role") == "user"]
+        for call in stub.calls(model)
+        if call.get("_status") == 200
+        and not isinstance(call.get("tool_choice"), dict)
+        and not call.get("response_format")
+        and (call.get("messages") or [{}])[0].get("role") == "system"
+    ]
+
+
+async def _heard(provider: DevServer, user_id: str) -> dict[str, dict[str, Any]]:
+    """What memory made of the user's messages, by their text."""
+    async with httpx.AsyncClient(base_url=provider.url, timeout=30) as http:
+        response = await http.get("/memory/heard", params={"user_id": user_id})
+    return {entry["excerpt"]: entry for entry in response.json()["heard"]}
+
+
+async def test_a_message_sent_while_the_model_is_down_is_answered_and_kept_once_it_is_back(
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+) -> None:
+    def extractor(body: dict[str, Any]) -> dict[str, Any]:
+        return (
+            OPERATIONS if STATEMENT in json.dumps(body, ensure_ascii=False) else {"operations": []}
+        )
+
+    model = stub.add(unique("down"), "bad_key", reply=REPLY, structured=extractor)
+    user, thread = unique("user"), str((await sdk.threads.create())["thread_id"])
+    context = {"user_id": user, "model": model}
+    # The provider refuses every call (a stopped stub may still answer on a kept-alive
+    # connection, so the refusal is the stub's own).
+    first = await sdk.runs.wait(
+        thread, ASSISTANT_ID, input=user_message(STATEMENT), context=context, raise_error=False
+    )
+    stub.models[model].mode = "full"  # the provider is back
+    assert isinstance(first, dict) and "__error__" in first, first
+    # The failed reply stopped the run: its extraction failed too, or never finished.
+    assert (await _heard(provider, user)).get(STATEMENT, {}).get("outcome") in (None, "failed")
+
+    second = await sdk.runs.wait(
+        thread, ASSISTANT_ID, input=user_message("Any tea to recommend?"), context=context
+    )
+
+    assert isinstance(second, dict) and second["messages"][-1]["content"] == REPLY
+    (reply,) = _reply_requests(stub, model)
+    assert reply == [f"{UNANSWERED_MARK}\n{STATEMENT}", "Any tea to recommend?"], reply
+    assert [fact["content"] for fact in await stored_facts(sdk, user)] == ["Lives in Chengdu"]
+    kept = (await _heard(provider, user))[STATEMENT]
+    assert kept["outcome"] == "kept", kept
+
+
+async def test_an_interrupted_message_is_in_the_next_replys_prompt(
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+) -> None:
+    slow = stub.add(unique("slow"), "slow")
+    fast = stub.add(unique("fast"), "full", reply=REPLY, structured={"operations": []})
+    user, thread = unique("user"), str((await sdk.threads.create())["thread_id"])
+    gift, more = "I need a gift idea for my mother", "she likes gardening"
+    stub.release.clear()  # the slow model answers nothing while the first run is cut off
+    try:
+        first = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message(gift), context={"user_id": user, "model": slow}
+        )
+        for _ in range(100):
+            if (await sdk.runs.get(thread, first["run_id"]))["status"] == "running":
+                break
+            await asyncio.sleep(0.05)
+        second = await sdk.runs.create(
+            thread,
+            ASSISTANT_ID,
+            input=user_message(more),
+            context={"user_id": user, "model": fast},
+            multitask_strategy="interrupt",
+        )
+        result = await sdk.runs.join(thread, second["run_id"])
+    finally:
+        stub.release.set()
+
+    assert isinstance(result, dict) and result["messages"][-1]["content"] == REPLY, result
+    assert (await sdk.runs.get(thread, first["run_id"]))["status"] == "interrupted"
+    (reply,) = _reply_requests(stub, fast)
+    assert reply == [f"{UNANSWERED_MARK}\n{gift}", more], reply
+
+
+async def test_a_failed_extraction_is_shown_and_tried_again_with_the_next_message(
+    provider: DevServer, sdk: LangGraphClient, stub: StubOpenAI
+) -> None:
+    calls = []
+
+    def extractor(body: dict[str, Any]) -> dict[str, Any]:
+        calls.append(body)
+        if len(calls) == 1:
+            raise RuntimeError("the provider dropped the connection")  # the stub hangs up
+        return (
+            OPERATIONS if STATEMENT in json.dumps(body, ensure_ascii=False) else {"operations": []}
+        )
+
+    model = stub.add(unique("flaky"), "full", reply=REPLY, structured=extractor)
+    user, thread = unique("user"), str((await sdk.threads.create())["thread_id"])
+    context = {"user_id": user, "model": model}
+
+    first = await sdk.runs.wait(
+        thread, ASSISTANT_ID, input=user_message(STATEMENT), context=context
+    )
+    assert isinstance(first, dict) and first["metrics"]["extraction"] == "failed", first
+    failed = (await _heard(provider, user))[STATEMENT]
+    assert failed["outcome"] == "failed" and "tried again" in failed["reason"], failed
+    assert await stored_facts(sdk, user) == []
+
+    await sdk.runs.wait(thread, ASSISTANT_ID, input=user_message("Thanks!"), context=context)
+
+    assert [fact["content"] for fact in await stored_facts(sdk, user)] == ["Lives in Chengdu"]
+    kept = (await _heard(provider, user))[STATEMENT]
+    assert kept["outcome"] == "kept", kept

@@ -16,9 +16,13 @@ the output: it is printed with capture disabled).
 from __future__ import annotations
 
 import asyncio
+import http.server
+import os
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,7 +45,7 @@ from e2e_helpers import (
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from devserver import DevServer
+from devserver import DevServer, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -1074,6 +1078,21 @@ async def test_a_user_cannot_choose_the_operators_settings(
     )
 
 
+async def test_a_user_is_offered_only_the_settings_they_may_choose(world: World) -> None:
+    """Studio builds its settings form from the assistant's context schema; a field the
+    operator keeps, offered there, made every run fail with a 403 the SDK hides."""
+    assistant = (await world.alice.assistants.search(graph_id="assistant"))[0]["assistant_id"]
+    offered = await world.alice.assistants.get_schemas(assistant)
+    whole = await world.client(bearer(ADMIN_TOKEN)).assistants.get_schemas(assistant)
+    fields = sorted((offered.get("context_schema") or {}).get("properties", {}))
+    record(
+        "alice reads the assistant's schemas (what Studio offers as editable settings)",
+        "context_schema offers only user_id (ASSISTANT_RUN_SETTINGS); the admin sees every field",
+        f"offered {fields}; admin sees {len(whole['context_schema']['properties'])} fields",
+        fields == ["user_id"] and "model" in whole["context_schema"]["properties"],
+    )
+
+
 async def test_the_admin_may_choose_settings_but_only_valid_ones(world: World) -> None:
     admin = world.client(bearer(ADMIN_TOKEN))
     thread = str((await admin.threads.create())["thread_id"])
@@ -1279,3 +1298,315 @@ async def test_another_users_event_stream_is_not_found(world: World) -> None:
                 f"HTTP {response.status_code}",
                 response.status_code == 404,
             )
+
+
+# ------------------------------------------------------------------------ one user starving others
+
+FLOOD_RATIO = 2.0
+"""A user at a limit may slow another user's requests at most this much against quiet
+(medians measured in the same test, so a slow machine slows both alike)."""
+
+
+async def _median_seconds(call: Callable[[], Awaitable[Any]], times: int = 5) -> float:
+    samples = []
+    for _ in range(times):
+        started = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - started)
+    return sorted(samples)[len(samples) // 2]
+
+
+async def _flooding(
+    flood: Callable[[], Awaitable[Any]], measure: Callable[[], Awaitable[float]]
+) -> float:
+    """``measure()`` while ``flood()`` runs in a loop beside it."""
+    stop = asyncio.Event()
+
+    async def loop() -> None:
+        while not stop.is_set():
+            await flood()
+
+    task = asyncio.create_task(loop())
+    try:
+        return await measure()
+    finally:
+        stop.set()
+        await task
+
+
+async def test_one_users_runs_at_the_limit_leave_another_users_runs_quick(
+    own_server: Any,
+) -> None:
+    server = own_server("jwt", env={"ASSISTANT_RUNS_PER_USER": "2"})  # of 4 run workers
+    mallory = bearer(token("mallory"))
+    async with connect(server, token("alice")) as sdk:
+        thread = str((await sdk.threads.create())["thread_id"])
+
+        async def alices_turn() -> None:
+            result = await sdk.runs.wait(thread, ASSISTANT_ID, input=user_message("Hello again."))
+            assert isinstance(result, dict) and "__error__" not in result, result
+
+        await alices_turn()  # warm
+        quiet = await _median_seconds(alices_turn)
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            statuses: list[int] = []
+
+            async def mallorys_run() -> None:
+                created = await http.post("/threads", json={}, headers=mallory)
+                response = await http.post(
+                    f"/threads/{created.json()['thread_id']}/runs",
+                    json={
+                        "assistant_id": ASSISTANT_ID,
+                        "input": user_message(f"{SLOW_MARK} tell me a long story"),
+                    },
+                    headers=mallory,
+                )
+                statuses.append(response.status_code)
+
+            await asyncio.gather(*(mallorys_run() for _ in range(60)))
+            burst = list(statuses)
+            spare = (await http.post("/threads", json={}, headers=mallory)).json()["thread_id"]
+            refusal = await http.post(
+                f"/threads/{spare}/runs",
+                json={"assistant_id": ASSISTANT_ID, "input": user_message("one more")},
+                headers=mallory,
+            )
+            loaded = await _flooding(mallorys_run, lambda: _median_seconds(alices_turn))
+    ratio = loaded / quiet
+    admitted = burst.count(200)
+    record(
+        "mallory creates 60 slow runs at once, then keeps creating (ASSISTANT_RUNS_PER_USER=2, "
+        "4 workers); alice's runs meanwhile",
+        f"2 admitted, the rest HTTP 429; alice's run within {FLOOD_RATIO:g}x of quiet",
+        f"admitted {admitted}, 429 x{burst.count(429)}; alice quiet {quiet:.2f} s, "
+        f"loaded {loaded:.2f} s ({ratio:.2f}x); refusal: {response_detail(refusal)[:80]}",
+        admitted == 2
+        and burst.count(429) == 58
+        and refusal.status_code == 429
+        and ratio <= FLOOD_RATIO,
+    )
+    assert admitted == 2 and burst.count(429) == 58, burst
+    assert refusal.status_code == 429 and "ASSISTANT_RUNS_PER_USER" in refusal.text
+    assert ratio <= FLOOD_RATIO, (quiet, loaded)
+
+
+async def _mcp_initialize(http: httpx.AsyncClient, headers: dict[str, str]) -> httpx.Response:
+    return await http.post(
+        "/memory/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "flood", "version": "1.0"},
+            },
+        },
+        headers={**headers, "Accept": "application/json, text/event-stream"},
+    )
+
+
+async def test_one_users_mcp_sessions_at_the_limit_leave_others_connecting(world: World) -> None:
+    mallory, alice = bearer(token("mallory-mcp")), bearer(token("alice"))
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=60) as http:
+
+        async def alices_session() -> None:
+            opened = await _mcp_initialize(http, alice)
+            assert opened.status_code == 200, opened.text
+            await http.delete(
+                "/memory/mcp",
+                headers={**alice, "Mcp-Session-Id": opened.headers["mcp-session-id"]},
+            )
+
+        await alices_session()
+        quiet = await _median_seconds(alices_session, times=9)
+        opened = [await _mcp_initialize(http, mallory) for _ in range(12)]
+        statuses = [response.status_code for response in opened]
+
+        async def mallorys_session() -> None:
+            # An agent retrying its connection in a loop, 10 times a second: past the limit
+            # each try is refused; how many requests a user may send is not limited here.
+            await _mcp_initialize(http, mallory)
+            await asyncio.sleep(0.1)
+
+        loaded = await _flooding(mallorys_session, lambda: _median_seconds(alices_session, times=9))
+        for response in opened:
+            if session := response.headers.get("mcp-session-id"):
+                await http.delete("/memory/mcp", headers={**mallory, "Mcp-Session-Id": session})
+        after = await _mcp_initialize(http, mallory)
+    ratio = loaded / quiet
+    record(
+        "mallory opens 12 MCP sessions, then keeps calling initialize (10/s); alice connects "
+        "meanwhile",
+        f"8 open, then HTTP 429 for mallory only; alice within {FLOOD_RATIO:g}x of quiet",
+        f"statuses {statuses}; alice quiet {quiet * 1000:.0f} ms, loaded {loaded * 1000:.0f} ms "
+        f"({ratio:.2f}x); after closing them: HTTP {after.status_code}",
+        statuses == [200] * 8 + [429] * 4 and after.status_code == 200 and ratio <= FLOOD_RATIO,
+    )
+    assert statuses == [200] * 8 + [429] * 4, statuses
+    assert "ASSISTANT_MCP_SESSIONS_PER_USER" in opened[-1].text
+    assert after.status_code == 200
+    assert ratio <= FLOOD_RATIO, (quiet, loaded)
+
+
+async def test_every_field_of_a_fact_is_bounded_and_a_writer_leaves_others_quick(
+    world: World,
+) -> None:
+    mallory = connect(world.server, token("mallory-fields"))
+    world.clients.append(mallory)
+    own = ["user_facts", "mallory-fields"]
+    for field_name, value in (
+        ("context", "word " * 180_000),  # 900 KB, as in the report
+        ("category", "c" * 5000),
+        ("notes", {"deep": ["x" * 3000]}),
+    ):
+        await expect_refused(
+            f"mallory store.put_item(fact with a huge {field_name})",
+            mallory.store.put_item(
+                own, f"huge-{field_name}", {"content": "Likes tea", field_name: value}
+            ),
+            422,
+        )
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=60) as http:
+        alice = bearer(token("alice"))
+
+        async def alices_me() -> None:
+            response = await http.get("/memory/me", headers=alice)
+            assert response.status_code == 200
+
+        await alices_me()
+        quiet = await _median_seconds(alices_me, times=15)
+        counter = iter(range(1_000_000))
+
+        async def mallorys_writes() -> None:
+            # The largest fact each field allows, all in one turn of one thread, then a search.
+            number = next(counter)
+            await mallory.store.put_item(
+                own,
+                f"f{number % 16}",
+                {
+                    "content": f"Fact number {number} " + "tea " * 100,
+                    "context": "word " * 99,
+                    "thread_id": "t-1",
+                    "turn": 3,
+                },
+            )
+            await mallory.store.search_items(own, query="tea", limit=10)
+            await asyncio.sleep(0.1)  # a busy client, not a request-rate flood (not limited)
+
+        loaded = await _flooding(mallorys_writes, lambda: _median_seconds(alices_me, times=15))
+    ratio = loaded / quiet
+    record(
+        "mallory puts the largest facts allowed into one turn and searches, in a loop "
+        "(10/s); alice's GET /memory/me meanwhile",
+        f"alice within {FLOOD_RATIO:g}x of quiet",
+        f"quiet {quiet * 1000:.0f} ms, loaded {loaded * 1000:.0f} ms ({ratio:.2f}x)",
+        ratio <= FLOOD_RATIO,
+    )
+    assert ratio <= FLOOD_RATIO, (quiet, loaded)
+
+
+# --------------------------------------------------------------------------- readable refusals
+
+UI_ORIGIN = "http://localhost:3000"
+"""agent-chat-ui's page, as `pnpm dev` serves it: a loopback origin the server allows."""
+
+
+async def test_the_guards_refusals_are_readable_by_an_allowed_origin(world: World) -> None:
+    ui = {"Origin": UI_ORIGIN}
+    async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
+        wrong_key = await http.post(
+            "/threads/search", json={}, headers={**ui, "X-Api-Key": "not-a-key"}
+        )
+        prefilled = await http.post(
+            "/threads",
+            json={"supersteps": [{"updates": [{"values": {}, "as_node": "respond"}]}]},
+            headers={**ui, **bearer(token("alice"))},
+        )
+        foreign = await http.post(
+            "/threads/search", json={}, headers={"Origin": "https://evil.example"}
+        )
+    granted = [r.headers.get("access-control-allow-origin") for r in (wrong_key, prefilled)]
+    observed = [wrong_key.status_code, prefilled.status_code, foreign.status_code]
+    record(
+        "origin localhost:3000 (agent-chat-ui): wrong API key; thread with supersteps; "
+        "and origin evil.example",
+        "HTTP 401 and 403 that the page may read (allow-origin its own); evil: 403, no grant",
+        f"HTTP {observed}, allow-origin {granted} / "
+        f"{foreign.headers.get('access-control-allow-origin')}",
+        observed == [401, 403, 403]
+        and granted == [UI_ORIGIN, UI_ORIGIN]
+        and "access-control-allow-origin" not in foreign.headers,
+    )
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+UI_PAGE = """<!doctype html><script>
+const target = %(target)s;
+async function call(path, init) {
+  try {
+    const response = await fetch(target + path, init);
+    return `${response.status} ${(await response.json()).detail}`;
+  } catch (error) {
+    return `unreadable: ${error}`;
+  }
+}
+const keyed = {"Content-Type": "application/json", "X-Api-Key": "wrong-key"};
+window.results = Promise.all([
+  call("/info", {headers: {"X-Api-Key": "wrong-key"}}),
+  call("/threads/search", {method: "POST", body: "{}", headers: keyed}),
+  call("/assistants/search", {method: "POST", body: "{}", headers: keyed}),
+]);
+</script>"""
+
+
+class _UiPage(http.server.BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+async def test_agent_chat_ui_in_chromium_reads_the_refusal_of_a_wrong_key(world: World) -> None:
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is missing (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason + " and CI is set, so it must run", pytrace=False)
+        pytest.skip(reason)
+    import json
+
+    from playwright.async_api import async_playwright
+
+    page_body = (UI_PAGE % {"target": json.dumps(world.server.url)}).encode()
+    handler = type("UiPage", (_UiPage,), {"body": page_body})
+    port = free_port()
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    try:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+            try:
+                page = await browser.new_page()
+                await page.goto(f"http://localhost:{port}/")
+                results = list(await page.evaluate("window.results"))
+            finally:
+                await browser.close()
+    finally:
+        site.shutdown()
+        site.server_close()
+    record(
+        "agent-chat-ui's first calls in Chromium (/info, threads and assistants search) with "
+        "a wrong API key, from http://localhost",
+        "each a readable HTTP 401 with the server's reason (no CORS error)",
+        f"{results}",
+        all(result.startswith("401 ") for result in results),
+    )

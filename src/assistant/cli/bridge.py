@@ -68,8 +68,23 @@ async def serve(connection: Connection) -> None:
         "user-agent": CLIENT_HEADERS["user-agent"],
         **({"authorization": f"Bearer {token}"} if token else {}),
     }
+    async with stdio_server() as (local_read, local_write):
+        try:
+            await _bridge(connection, headers, local_read, local_write)
+        finally:
+            # stdio_server waits for its writer, which ends only when this stream closes:
+            # without it the bridge would outlive its client's stdin.
+            await local_write.aclose()
+
+
+async def _bridge(
+    connection: Connection,
+    headers: dict[str, str],
+    local_read: AsyncIterator[SessionMessage | Exception],
+    local_write: Sink,
+) -> None:
+    """Forward both ways until one side ends; leaving closes the server's session."""
     async with (
-        stdio_server() as (local_read, local_write),
         httpx2.AsyncClient(headers=headers, timeout=TIMEOUT) as http,
         streamable_http_client(endpoint(connection), http_client=http) as (
             remote_read,

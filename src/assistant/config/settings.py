@@ -199,6 +199,17 @@ class AuthSettings:
         parse=parse.whole("whole number of bytes", least=MIN_MAX_BODY_BYTES),
     )
     """Largest request body accepted, in bytes; a larger one is refused with 413 unread."""
+    runs_per_user: int = env(
+        "ASSISTANT_RUNS_PER_USER", 4, parse=parse.whole("whole number of runs", least=1)
+    )
+    """Runs one user may have waiting or running at once, with several users; another
+    answers 429 (`langgraph dev` only: the platform keeps its run queue to itself)."""
+    mcp_sessions_per_user: int = env(
+        "ASSISTANT_MCP_SESSIONS_PER_USER", 8, parse=parse.whole("whole number of sessions", least=1)
+    )
+    """MCP sessions one user may hold open at once; another ``initialize`` answers 429."""
+    mcp_session_idle_s: float = env("ASSISTANT_MCP_SESSION_IDLE_S", 300.0, parse=parse.seconds)
+    """An MCP session unused this long ends (its client opens a new one)."""
 
 
 # --------------------------------------------------------------------------- storage

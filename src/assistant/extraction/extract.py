@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.store.base import Item
 
@@ -51,6 +51,7 @@ from assistant.run.scope import RunScope
 
 __all__ = [
     "HOLD_BATCH",
+    "MAX_EXTRACTION_ATTEMPTS",
     "Extraction",
     "Said",
     "decide_operations",
@@ -59,6 +60,7 @@ __all__ = [
     "known_facts",
     "record",
     "release_held",
+    "unheard",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,10 @@ MAX_REASON_CHARS = 200
 HOLD_BATCH = 3
 """A thread's held messages are extracted together once this many wait."""
 
+MAX_EXTRACTION_ATTEMPTS = 3
+"""A message whose extraction failed is held and tried again with the user's next turns,
+until this many extractions of it have failed."""
+
 
 @dataclass(frozen=True)
 class Said:
@@ -95,6 +101,8 @@ class Said:
     question a fragment like "Mochi, a tabby" answers. Recall reads it (`provenance`)."""
     turn: int | None = None
     """Its number among the thread's user messages (from 0)."""
+    attempts: int = 0
+    """How many extractions of it failed already."""
 
     @classmethod
     def from_held(cls, record: dict[str, Any]) -> Said:
@@ -108,6 +116,7 @@ class Said:
             said_at=str(record.get("at", "")),
             context=str(record.get("context", "")),
             turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+            attempts=_count_of(record.get("attempts")),
         )
 
     def held_record(self) -> dict[str, Any]:
@@ -155,8 +164,47 @@ async def extract(
     changed = [*done.added, *done.updated, *done.superseded] if done else []
     together = f" (in one call with {len(batch) - 1} more)" if len(batch) > 1 else ""
     for said in batch:
-        await record(scope, said, result.outcome, result.reason + together, facts=changed)
+        reason = result.reason + together
+        if result.outcome == "failed":
+            reason += await _retry_later(scope, said)
+        await record(scope, said, result.outcome, reason, facts=changed)
     return result
+
+
+async def _retry_later(scope: RunScope, said: Said) -> str:
+    """Hold a message whose extraction failed, to be tried with the next turn; say so.
+
+    Nothing is lost while the model is down: the message waits in the held messages
+    with its count of failed attempts, and `remember` (or another thread's `recall`)
+    extracts it again with the user's next turn, at most `MAX_EXTRACTION_ATTEMPTS` times
+    in all. No timer retries it: a model that is down would only fail again.
+    """
+    attempts = said.attempts + 1
+    thread_id = said.thread_id or scope.thread_id
+    if attempts >= MAX_EXTRACTION_ATTEMPTS or not thread_id or not said.id:
+        return f"; not tried again (attempt {attempts} of {MAX_EXTRACTION_ATTEMPTS})"
+    try:
+        await scope.memory.hold(
+            thread_id=thread_id,
+            message_id=said.id,
+            text=said.text,
+            context=said.context,
+            turn=said.turn,
+            attempts=attempts,
+            at=said.said_at or said.held_at,
+        )
+    except Exception:
+        logger.exception("Could not keep a message whose extraction failed for a retry")
+        return ""
+    return (
+        f"; it will be tried again with your next message "
+        f"(attempt {attempts} of {MAX_EXTRACTION_ATTEMPTS})"
+    )
+
+
+def _count_of(value: object) -> int:
+    """A stored count, or 0 when it is missing or not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 async def _extract(
@@ -314,6 +362,38 @@ async def record(
 
 
 # --------------------------------------------------------------------------- holding
+
+
+async def unheard(scope: RunScope, messages: Sequence[AnyMessage]) -> list[Said]:
+    """The user messages before the latest that never got a reply and were never extracted.
+
+    A run interrupted by the user's next message (``multitask_strategy="interrupt"``) or
+    cut off before `remember` recorded anything leaves its message with no outcome; the
+    next turn extracts it with the new one. Only the messages since the last reply are
+    read.
+    """
+    start = len(messages) - 1
+    while start > 0 and isinstance(messages[start - 1], HumanMessage):
+        start -= 1
+    waiting = [m for m in messages[start:-1] if isinstance(m, HumanMessage) and m.id]
+    if not waiting or not scope.thread_id:
+        return []
+    recorded = await scope.memory.heard_in(scope.thread_id)
+    before = messages[start - 1] if start > 0 else None
+    context = " ".join(before.text.split())[-300:] if isinstance(before, AIMessage) else ""
+    first_turn = sum(isinstance(m, HumanMessage) for m in messages[:start])
+    return [
+        Said(
+            id=message.id or "",
+            text=message.text,
+            thread_id=scope.thread_id,
+            said_at=_now(),
+            context=context if index == 0 else "",
+            turn=first_turn + index,
+        )
+        for index, message in enumerate(waiting)
+        if message.id not in recorded
+    ]
 
 
 async def held(scope: RunScope, *, other_threads: bool = False) -> list[Said]:

@@ -7,6 +7,7 @@ fact's versions and counts are the memory layer's alone (:data:`MEMORY_FIELDS`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +21,14 @@ from assistant.memory.facts import (
 from assistant.memory.records import is_current, now_iso
 from assistant.memory.writer import Writer
 
-__all__ = ["MEMORY_FIELDS", "plan_put", "put_memory"]
+__all__ = [
+    "MAX_CONTEXT_CHARS",
+    "MAX_FACT_VALUE_CHARS",
+    "MAX_FIELD_CHARS",
+    "MEMORY_FIELDS",
+    "plan_put",
+    "put_memory",
+]
 
 MEMORY_FIELDS = (
     "status",
@@ -38,6 +46,17 @@ different (:func:`plan_put`)."""
 STAMPED_FIELDS = ("created_at", "updated_at", "lang")
 """Fields the memory layer sets on every write; a client's values for them are ignored."""
 
+MAX_CONTEXT_CHARS = 500
+"""Longest ``context`` (what the fact answered) a client may set; the chat keeps 300."""
+
+MAX_FIELD_CHARS = 200
+"""Longest text in any other field a client sets (a category, a thread id, its own
+metadata), and longest field name."""
+
+MAX_FACT_VALUE_CHARS = 4000
+"""Longest a fact's client fields may be in all, as JSON. Every field is indexed, copied
+and sent with the fact: none may carry a megabyte that each search or write then reads."""
+
 
 def plan_put(
     key: str, sent: Mapping[str, Any], stored: Mapping[str, Any] | None, *, now: str
@@ -47,7 +66,9 @@ def plan_put(
     ``sent`` is the client's value, ``stored`` the fact's value in the store (None for a
     new key). The client sets ``content`` (required, at most
     `assistant.memory.facts.MAX_FACT_CHARS`), ``pinned`` (true or false), ``confidence``
-    (0 to 1), ``category`` and any metadata of its own; the rest is kept from ``stored``
+    (0 to 1), ``category``, ``context`` (at most `MAX_CONTEXT_CHARS`) and any metadata of its
+    own (texts and names at most `MAX_FIELD_CHARS`, `MAX_FACT_VALUE_CHARS` in all); the rest
+    is kept from ``stored``
     (or a new fact's defaults). A changed ``content`` keeps the old wording in
     ``history``, as `assistant.memory.facts.update_memory` does. Raises
     :class:`ValueError`, naming the field, for anything else: :data:`MEMORY_FIELDS`
@@ -112,6 +133,7 @@ def _check_memory_fields(key: str, sent: Mapping[str, Any], base: Mapping[str, A
 
 
 def _check_client_fields(key: str, sent: Mapping[str, Any]) -> None:
+    _check_sizes(key, sent)
     pinned = sent.get("pinned", False)
     if not isinstance(pinned, bool):
         raise ValueError(f"pinned of fact {key!r} must be true or false, got {pinned!r:.80}.")
@@ -124,6 +146,53 @@ def _check_client_fields(key: str, sent: Mapping[str, Any]) -> None:
         raise ValueError(
             f"confidence of fact {key!r} must be a number from 0 to 1, got {confidence!r:.80}."
         )
+
+
+def _check_sizes(key: str, sent: Mapping[str, Any]) -> None:
+    """Refuse a field longer than it may be, so every stored field of a fact is bounded.
+
+    >>> _check_sizes("k", {"content": "Likes tea", "context": "x" * 600})
+    Traceback (most recent call last):
+    ...
+    ValueError: context of fact 'k' may be at most 500 characters, got 600.
+    """
+    own = {name: value for name, value in sent.items() if name not in MEMORY_FIELDS}
+    for name, value in own.items():
+        if name == "content":
+            continue  # bounded by clean_content (MAX_FACT_CHARS)
+        if len(name) > MAX_FIELD_CHARS:
+            raise ValueError(
+                f"A field name of fact {key!r} may be at most {MAX_FIELD_CHARS} characters, "
+                f"got {len(name)}."
+            )
+        most = MAX_CONTEXT_CHARS if name == "context" else MAX_FIELD_CHARS
+        for text in _texts(value):
+            if len(text) > most:
+                raise ValueError(
+                    f"{name} of fact {key!r} may be at most {most} characters, got {len(text)}."
+                )
+    size = len(json.dumps(own, ensure_ascii=False, default=str))
+    if size > MAX_FACT_VALUE_CHARS:
+        raise ValueError(
+            f"Fact {key!r} may hold at most {MAX_FACT_VALUE_CHARS} characters of fields in "
+            f"all (as JSON), got {size}."
+        )
+
+
+def _texts(value: object) -> list[str]:
+    """Every string in ``value``, keys of nested objects included."""
+    found: list[str] = []
+    pending = [value]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, str):
+            found.append(part)
+        elif isinstance(part, Mapping):
+            pending.extend(part.keys())
+            pending.extend(part.values())
+        elif isinstance(part, list | tuple):
+            pending.extend(part)
+    return found
 
 
 async def put_memory(

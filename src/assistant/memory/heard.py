@@ -28,14 +28,22 @@ from assistant.memory.namespaces import every_item, user_heard_namespace
 from assistant.memory.records import Owner, now_iso
 from assistant.memory.wording import quotes_fact
 
-__all__ = ["OUTCOMES", "PER_THREAD", "forget_heard", "list_heard", "record_heard"]
+__all__ = [
+    "OUTCOMES",
+    "PER_THREAD",
+    "forget_heard",
+    "heard_message_ids",
+    "list_heard",
+    "record_heard",
+]
 
 OUTCOMES = ("kept", "nothing", "held", "skipped", "failed")
 """``kept``: the message changed memory; ``nothing``: the model found nothing new to keep;
 ``held``: the gate was unsure, so the message waits to be extracted with the next ones
 (`assistant.memory.held`; its entry is replaced by the outcome then); ``skipped``: the gate
 judged it held no fact, so no model read it; ``failed``: the extraction failed (the reason
-says why) and nothing was saved from it."""
+says why, and whether it will be tried again with the user's next turn) and nothing was
+saved from it yet."""
 
 PER_THREAD = 10
 """How many of a thread's latest outcomes are kept."""
@@ -95,6 +103,13 @@ async def list_heard(store: BaseStore, user_id: str, *, limit: int = 20) -> list
     items = await store.asearch(user_heard_namespace(user_id), limit=THREADS_LISTED)
     turns = [turn for item in items for turn in item.value.get("turns", [])]
     return sorted(turns, key=lambda turn: str(turn.get("at", "")), reverse=True)[:limit]
+
+
+async def heard_message_ids(store: BaseStore, user_id: str, thread_id: str) -> set[str]:
+    """The ids of the thread's messages whose outcome is recorded (its latest `PER_THREAD`)."""
+    item = await store.aget(user_heard_namespace(user_id), thread_id)
+    turns = item.value.get("turns", []) if item is not None else []
+    return {str(turn.get("message_id")) for turn in turns if turn.get("message_id")}
 
 
 async def forget_heard(writer: Owner, keys: Collection[str], texts: Collection[str]) -> int:

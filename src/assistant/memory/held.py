@@ -8,7 +8,11 @@ releasing messages at once can only extract one twice (consolidation then finds 
 known), never drop one::
 
     {"thread_id": "...", "id": "<message id>", "text": "...", "at": "2026-...",
-     "context": "<what the assistant said just before>", "turn": 3}
+     "context": "<what the assistant said just before>", "turn": 3, "attempts": 0}
+
+``attempts`` counts the extractions of it that failed: a message whose extraction failed
+(the model was down) is held again, to be tried with the user's next turn, until
+`assistant.extraction.MAX_EXTRACTION_ATTEMPTS`.
 
 A held message that says a fact the user then forgets word for word is dropped unread, and
 one whose context quotes it loses the quote (`forget_held`), so a later batch cannot learn
@@ -45,18 +49,23 @@ async def hold_message(
     text: str,
     context: str = "",
     turn: int | None = None,
+    attempts: int = 0,
+    at: str = "",
 ) -> dict[str, Any]:
     """Hold a message of ``thread_id`` for a batch; return its record.
 
-    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction.extract`).
+    ``context`` and ``turn`` are kept for the facts it yields (`assistant.extraction.extract`);
+    ``attempts`` is how many extractions of it failed, ``at`` when it was first held
+    (empty: now).
     """
     record: dict[str, Any] = {
         "thread_id": thread_id,
         "id": message_id,
         "text": text,
-        "at": now_iso(),
+        "at": at or now_iso(),
         "context": context,
         "turn": turn,
+        "attempts": attempts,
     }
     key = _key(thread_id, message_id)
     await store.aput(user_held_namespace(user_id), key, record, index=False)

@@ -25,7 +25,7 @@ from assistant.memory import facts
 from assistant.memory.audit import CHAT_VIA, list_audit
 from assistant.memory.consolidate import ConsolidationReport, MemoryOperation, apply_operations
 from assistant.memory.episodes import LIST_LIMIT, list_episodes, recall_episodes, save_episode
-from assistant.memory.heard import list_heard, record_heard
+from assistant.memory.heard import heard_message_ids, list_heard, record_heard
 from assistant.memory.held import held_messages, hold_message, release_held
 from assistant.memory.namespaces import user_facts_namespace, validate_user_id
 from assistant.memory.search.index import (
@@ -131,6 +131,10 @@ class UserMemory:
     async def heard(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """What memory made of the latest messages, newest first (`assistant.memory.heard`)."""
         return await list_heard(self.store, self.user_id, limit=limit)
+
+    async def heard_in(self, thread_id: str) -> set[str]:
+        """The ids of the thread's latest messages whose outcome is recorded."""
+        return await heard_message_ids(self.store, self.user_id, thread_id)
 
     async def held(
         self, *, thread_id: str | None = None, other_than: str | None = None

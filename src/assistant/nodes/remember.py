@@ -1,11 +1,13 @@
 """`remember`: turn the user's new message into memory changes.
 
-It reads only the latest human message, never assistant text, and runs in parallel with
-`respond`, so memory adds no latency to the reply. The gate (`assistant.extraction.gate`) decides
-what happens to the message: ``skip`` (it cannot hold a fact: no model call), ``extract`` (one
+It reads the user's messages, never assistant text, and runs in parallel with `respond`, so
+memory adds no latency to the reply. The gate (`assistant.extraction.gate`) decides what
+happens to the message: ``skip`` (it cannot hold a fact: no model call), ``extract`` (one
 structured call now, together with any messages the thread held) or ``hold`` (the gate is
-unsure: it waits to be extracted with others, see `assistant.extraction.extract`). The outcome and
-its reason go into the turn's metrics and the user's record of what was heard, so a user
+unsure: it waits to be extracted with others, see `assistant.extraction.extract`). Then it
+extracts, in a call of their own, the thread's messages whose extraction failed (held to be
+tried again, `assistant.extraction.extract.MAX_EXTRACTION_ATTEMPTS`) and those a run
+interrupted before anything was made of them. The outcome and its reason go into the turn's metrics and the user's record of what was heard, so a user
 can see whether what they said was kept.
 """
 
@@ -21,7 +23,7 @@ from langgraph.runtime import Runtime
 from assistant.extraction import extract, gate
 from assistant.extraction.extract import Said
 from assistant.run.context import Context
-from assistant.run.scope import node_scope
+from assistant.run.scope import RunScope, node_scope
 from assistant.run.state import State, TurnMetrics
 
 logger = logging.getLogger(__name__)
@@ -42,22 +44,40 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
         context=_answered(messages),
         turn=sum(isinstance(m, HumanMessage) for m in messages) - 1,
     )
+    waiting = await extract.held(scope)
+    metrics = await _extract_latest(
+        scope, said, turn, held=[other for other in waiting if not other.attempts]
+    )
+    # Then the messages whose extraction failed, and those interrupted before anything
+    # was made of them, on their own: one the model cannot take never fails the new
+    # message's extraction too.
+    known = {other.id for other in waiting}
+    missed = [other for other in await extract.unheard(scope, messages) if other.id not in known]
+    again = [other for other in waiting if other.attempts] + missed
+    if again:
+        await extract.extract(scope, again)
+    return {"metrics": metrics}
+
+
+async def _extract_latest(
+    scope: RunScope, said: Said, turn: str, *, held: list[Said]
+) -> TurnMetrics:
+    """What the gate and the extraction make of the latest message (with ``held`` ones)."""
     verdict = await _judge(said.text)
     decision = verdict.decision
     if decision == "hold" and (scope.context.extraction_hold_s <= 0 or not scope.thread_id):
         decision = "extract"  # holding is off, or there is no thread to hold it in
-    held = await extract.held(scope)
     overdue = bool(held) and extract.waited(held) >= scope.context.extraction_hold_s
     if decision == "skip":
         await extract.record(scope, said, "skipped", verdict.reason)
         if overdue:  # the timer that should have taken them died with a restart
             await extract.extract(scope, held)
-        return {"metrics": _metrics(turn, "skipped", verdict.reason)}
+        return _metrics(turn, "skipped", verdict.reason)
     if decision == "hold" and not overdue:
         batch = await extract.hold(scope, said, held)
         if len(batch) < extract.HOLD_BATCH:
             await extract.record(scope, said, "held", verdict.reason)
-            return {"metrics": _metrics(turn, "held", verdict.reason)}
+            return _metrics(turn, "held", verdict.reason)
     else:
         batch = [*held, said]
     result = await extract.extract(scope, batch)
@@ -66,7 +86,7 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
         report = result.report
         metrics["added"], metrics["updated"] = report.added, report.updated
         metrics["superseded"], metrics["confirmed"] = report.superseded, report.confirmed
-    return {"metrics": metrics}
+    return metrics
 
 
 MAX_CONTEXT_CHARS = 300

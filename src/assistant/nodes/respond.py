@@ -16,10 +16,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from assistant.inference import models, providers
+from assistant.inference.provider_errors import ModelProviderError
 from assistant.inference.tokens import count_messages_tokens
 from assistant.nodes.tools import MEMORY_TOOLS
 from assistant.run.context import Context
-from assistant.run.prompting import fit_prompt, skip_unanswered
+from assistant.run.prompting import (
+    FittedPrompt,
+    fit_prompt,
+    has_unanswered,
+    mark_unanswered,
+    skip_unanswered,
+)
 from assistant.run.state import State, TurnMetrics
 
 MAX_TOOL_ROUNDS = 3
@@ -44,20 +51,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         return {}  # a run with no new user message: nothing to answer
     if _is_blank(messages[-1]):
         return {"messages": [AIMessage(content=EMPTY_MESSAGE_REPLY)]}
-    fitted = fit_prompt(
-        persona=context.system_prompt,
-        now=datetime.now().astimezone(),
-        profile=state.get("profile", []),
-        facts=state.get("recalled", []),
-        episodes=state.get("episodes", []),
-        summary=state.get("summary", ""),
-        messages=skip_unanswered(messages),
-        max_context_tokens=context.max_context_tokens,
-        max_prompt_tokens=context.max_prompt_tokens,
-    )
     model = models.get_chat_model(context.model)
     tools_allowed = tool_rounds(messages) < MAX_TOOL_ROUNDS
-    prompt = [SystemMessage(content=fitted.system), *fitted.messages]
     turn = state.get("metrics", {})
     trace: RunnableConfig = {
         "run_name": "respond",
@@ -71,10 +66,24 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     warning = providers.extraction_warning(model)
     if warning:
         trace["metadata"] = {**trace.get("metadata", {}), "memory_warning": warning}
+
+    def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
+        return [SystemMessage(content=fitted.system), *fitted.messages]
+
+    fitted = _fit(state, context, mark_unanswered(messages))
+    prompt = prompt_of(fitted)
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
-    response = await providers.ainvoke_with_tools(
-        model, MEMORY_TOOLS if tools_allowed else [], prompt, trace
-    )
+    tools = MEMORY_TOOLS if tools_allowed else []
+    try:
+        response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
+    except Exception as error:
+        if not has_unanswered(messages) or _model_down(error):
+            raise
+        # The unanswered message may be what the model cannot take: answer without it
+        # rather than fail every later turn of the thread.
+        fitted = _fit(state, context, skip_unanswered(messages))
+        prompt = prompt_of(fitted)
+        response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     if not isinstance(response, AIMessage):
         raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
     if response.tool_calls and not tools_allowed:
@@ -88,6 +97,32 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         left_out=fitted.left_out,
     )
     return {"messages": [response], "metrics": metrics}
+
+
+DOWN_KINDS = frozenset({"auth", "forbidden", "not_found", "unreachable", "timeout", "rate_limited"})
+"""Provider failures that say nothing about the prompt: the model is down or refuses us."""
+
+
+def _model_down(error: BaseException) -> bool:
+    """Whether ``error`` means the model cannot answer any prompt now."""
+    if isinstance(error, TimeoutError):
+        return True
+    return isinstance(error, ModelProviderError) and error.kind in DOWN_KINDS
+
+
+def _fit(state: State, context: Context, messages: Sequence[BaseMessage]) -> FittedPrompt:
+    """The reply prompt for ``messages`` with the turn's memory, fitted to the budgets."""
+    return fit_prompt(
+        persona=context.system_prompt,
+        now=datetime.now().astimezone(),
+        profile=state.get("profile", []),
+        facts=state.get("recalled", []),
+        episodes=state.get("episodes", []),
+        summary=state.get("summary", ""),
+        messages=messages,
+        max_context_tokens=context.max_context_tokens,
+        max_prompt_tokens=context.max_prompt_tokens,
+    )
 
 
 def tool_rounds(messages: Sequence[BaseMessage]) -> int:

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_RUN_SETTINGS",
     "RunSettingError",
     "SettingRule",
+    "callers_context_schema",
     "check_run_context",
     "parse_run_settings",
 ]
@@ -151,3 +152,42 @@ def _check_rule(name: str, value: Any, rule: SettingRule | None) -> None:
             f"got {value!r}.",
             status_code=403,
         )
+
+
+def callers_context_schema(
+    schema: Mapping[str, Any], rules: Mapping[str, SettingRule]
+) -> dict[str, Any]:
+    """The context JSON schema as a caller may use it: only the fields ``rules`` let it set.
+
+    Studio builds its settings form from the assistant's ``context_schema``; a field the
+    operator keeps would be offered there and make every run fail with 403. A bound shows
+    as the field's ``maximum`` or ``enum``.
+
+    >>> schema = {"type": "object", "properties": {"user_id": {"type": "string"},
+    ...     "model": {"type": "string"}, "recall_limit": {"type": "integer", "maximum": 50}},
+    ...     "required": ["model"]}
+    >>> callers_context_schema(schema, parse_run_settings("user_id,recall_limit<=10"))
+    {'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'recall_limit': {'type': 'integer', 'maximum': 10}}, 'required': []}
+    """  # noqa: E501
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return dict(schema)
+    offered: dict[str, Any] = {}
+    for name, field in properties.items():
+        rule = rules.get(name)
+        if rule is None:
+            continue
+        field = dict(field) if isinstance(field, Mapping) else field
+        if isinstance(field, dict) and rule.at_most is not None:
+            bound = rule.at_most
+            most = field.get("maximum")
+            field["maximum"] = int(bound) if bound.is_integer() else bound
+            if isinstance(most, int | float) and most < bound:
+                field["maximum"] = most
+        if isinstance(field, dict) and rule.choices is not None:
+            field["enum"] = sorted(rule.choices)
+        offered[name] = field
+    shown = {**schema, "properties": offered}
+    if isinstance(schema.get("required"), list):
+        shown["required"] = [name for name in schema["required"] if name in offered]
+    return shown

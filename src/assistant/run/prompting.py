@@ -43,6 +43,8 @@ __all__ = [
     "fit_messages",
     "as_data",
     "fit_prompt",
+    "has_unanswered",
+    "mark_unanswered",
     "skip_unanswered",
     "summary_prompt",
     "without_repeats",
@@ -183,28 +185,70 @@ def _date(value: str) -> str:
     return as_data(str(value)[:10]).replace('"', "&quot;")
 
 
+MAX_UNANSWERED_CHARS = 2000
+"""How much of an unanswered message's text the next prompt shows."""
+
+
+def mark_unanswered(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages, each earlier user message that never got a reply marked as such.
+
+    A turn whose reply failed (the model was down, a rejected payload) or was interrupted
+    by the user's next message leaves its user message in the thread with no reply. The
+    next reply must see it ("I need a gift idea for my mother", then "she likes
+    gardening"), so it stays in the prompt as text only (no images or files, which may be
+    what the provider refused), cut to `MAX_UNANSWERED_CHARS` and marked with
+    `prompts.UNANSWERED_MARK`. The latest message is never marked.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> for m in mark_unanswered(
+    ...     [HumanMessage("a"), AIMessage("b"), HumanMessage("gift?"), HumanMessage("c")]):
+    ...     print(m.text)
+    a
+    b
+    [Sent earlier; no reply reached the user: the reply failed or was interrupted]
+    gift?
+    c
+    """
+    marked: list[BaseMessage] = []
+    for index, message in enumerate(messages):
+        if _unanswered(messages, index):
+            text = str(message.text)
+            if len(text) > MAX_UNANSWERED_CHARS:
+                text = text[:MAX_UNANSWERED_CHARS] + "…"
+            message = HumanMessage(
+                content=f"{prompts.UNANSWERED_MARK}\n{text}", id=message.id, name=message.name
+            )
+        marked.append(message)
+    return marked
+
+
 def skip_unanswered(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The messages without earlier user messages that never got a reply.
 
-    A turn whose reply failed (a provider error, a rejected payload) leaves its user
-    message in the thread; sending it again with every later turn could fail the thread
-    for good. The thread keeps it; only the prompt leaves it out. The latest message
-    always stays.
+    The fallback when a reply with the unanswered messages marked (`mark_unanswered`)
+    fails too: one message the model cannot take must not fail the thread for good. The
+    thread keeps it; only this prompt leaves it out. The latest message always stays.
 
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> [m.text for m in skip_unanswered(
     ...     [HumanMessage("a"), AIMessage("b"), HumanMessage("bad"), HumanMessage("c")])]
     ['a', 'b', 'c']
     """
-    return [
-        message
-        for index, message in enumerate(messages)
-        if not (
-            isinstance(message, HumanMessage)
-            and index + 1 < len(messages)
-            and isinstance(messages[index + 1], HumanMessage)
-        )
-    ]
+    return [message for index, message in enumerate(messages) if not _unanswered(messages, index)]
+
+
+def has_unanswered(messages: Sequence[BaseMessage]) -> bool:
+    """Whether some earlier user message never got a reply."""
+    return any(_unanswered(messages, index) for index in range(len(messages)))
+
+
+def _unanswered(messages: Sequence[BaseMessage], index: int) -> bool:
+    """A user message followed directly by another user message."""
+    return (
+        isinstance(messages[index], HumanMessage)
+        and index + 1 < len(messages)
+        and isinstance(messages[index + 1], HumanMessage)
+    )
 
 
 def fit_messages(messages: Sequence[BaseMessage], *, max_tokens: int) -> list[BaseMessage]:

@@ -120,3 +120,6 @@ reply, so the summary need not repeat them:
 </new_messages>
 
 Reply with the updated summary only."""
+
+UNANSWERED_MARK = "[Sent earlier; no reply reached the user: the reply failed or was interrupted]"
+"""Put before a user message that never got a reply, when the next prompt shows it."""

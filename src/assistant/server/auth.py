@@ -27,6 +27,9 @@ Authorization:
   that reaches every thread and namespace, for retention jobs. Keep it secret.
 * What a run or a store request may carry, and how large it may be, is checked in
   `assistant.server.request_checks` before the platform acts on it.
+* A user may have ``ASSISTANT_RUNS_PER_USER`` runs waiting or running at once; another
+  answers 429, so one user's flood of runs cannot fill the run queue's workers and
+  starve the others (`langgraph dev`'s runtime, the one whose run records are readable).
 * Inside the graph the namespace comes from ``langgraph_auth_user_id`` (see
   `assistant.run.scope`), which the server sets from this identity and strips from
   client input.
@@ -37,12 +40,14 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import jwt
 from langgraph_sdk import Auth
 
+from assistant.compat import dev_thread_records
 from assistant.config.constants import (
     ADMIN_IDENTITY,
     ADMIN_PERMISSION,
@@ -61,6 +66,7 @@ from assistant.memory import (
 )
 from assistant.run.recall_query import prefetch_query
 from assistant.run.scope import server_store
+from assistant.server.persistence.threads import forget_thread, journal_run, journal_thread
 from assistant.server.request_checks import (
     check_run_request,
     check_store_request,
@@ -242,8 +248,10 @@ def _stamp_owner(
 async def on_thread_create(
     ctx: Auth.types.AuthContext, value: Auth.types.ThreadsCreate
 ) -> Auth.types.FilterType:
-    """Stamp the caller as the new thread's owner."""
-    return _stamp_owner(ctx, value)
+    """Stamp the caller as the new thread's owner; journal its metadata (`make dev`)."""
+    owned = _stamp_owner(ctx, value)
+    await journal_thread(value.get("thread_id"), dict(value.get("metadata") or {}), created=True)
+    return owned
 
 
 @auth.on.threads.create_run
@@ -260,10 +268,80 @@ async def on_run_create(
     """
     kwargs = value.get("kwargs") or {}
     check_run_request(kwargs, admin=_is_admin(ctx))
+    if not _is_admin(ctx):
+        await admit_run(_identity(ctx), str(value.get("run_id") or uuid.uuid4()), value)
     if not names_another_graph(value.get("assistant_id")):
         with embedding_user(_identity(ctx)):  # the run's recall embeds as the same user
             prefetch_query(kwargs.get("input"))  # embedded while the run waits in the queue
-    return _stamp_owner(ctx, value)
+    owned = _stamp_owner(ctx, value)
+    await journal_run(
+        value.get("run_id"),
+        value.get("thread_id"),
+        assistant_id=value.get("assistant_id"),
+        metadata=dict(value.get("metadata") or {}),
+        multitask_strategy=value.get("multitask_strategy"),
+    )
+    return owned
+
+
+IN_FLIGHT = ("pending", "running")
+"""Run statuses that hold (or wait for) one of the run queue's workers."""
+
+ADMISSION_GRACE_S = 10.0
+"""How long a run admitted here counts before it shows in the runtime's records (a create
+refused after this handler, e.g. a busy thread with ``reject``, never shows)."""
+
+_ADMITTED: dict[str, dict[str, float]] = {}
+"""Per user, runs admitted here that the runtime's records may not hold yet, and when."""
+
+
+async def admit_run(user_id: str, run_id: str, value: Mapping[str, Any]) -> None:
+    """Admit one more run of ``user_id``, or refuse it with 429 when the user has enough.
+
+    Counts the user's runs waiting or running in the dev runtime's records, plus those
+    admitted in the last `ADMISSION_GRACE_S` seconds that the records do not show yet (runs
+    created at the same moment). A run the platform will refuse anyway (another user's
+    thread, a missing one) is not counted. Nothing is counted outside `langgraph dev`, or
+    with a single user (there is no one else to starve).
+    """
+    records = dev_thread_records()
+    settings = get_auth_settings()
+    if records is None or not (settings.jwt_secret or settings.dev_tokens):
+        return
+    limit = settings.runs_per_user
+    async with records.connect() as conn:
+        # No await from here on: counting and admitting happen as one step.
+        thread_id = value.get("thread_id")
+        if thread_id is not None:
+            thread = records.thread_metadata(conn, str(thread_id))
+            if thread is None and value.get("if_not_exists") != "create":
+                return  # the platform answers 404
+            if thread is not None and thread.get(OWNER_KEY) not in (None, user_id):
+                return  # another user's thread: the platform answers 404
+        runs = records.runs(conn)
+        known = {str(run.get("run_id")) for run in runs}
+        in_flight = sum(
+            1
+            for run in runs
+            if run.get("status") in IN_FLIGHT
+            and (run.get("metadata") or {}).get(OWNER_KEY) == user_id
+        )
+        now = time.monotonic()
+        admitted = _ADMITTED.setdefault(user_id, {})
+        for waiting, since in list(admitted.items()):
+            if waiting in known or now - since > ADMISSION_GRACE_S:
+                del admitted[waiting]
+        if in_flight + len(admitted) >= limit:
+            raise Auth.exceptions.HTTPException(
+                status_code=429,
+                detail=(
+                    f"You have {in_flight + len(admitted)} runs waiting or running, the most "
+                    f"one user may have at once ({limit}; ASSISTANT_RUNS_PER_USER). Wait for "
+                    "one to finish, then send this again."
+                ),
+                headers={"Retry-After": "1"},
+            )
+        admitted[run_id] = now
 
 
 @auth.on.threads.update
@@ -281,6 +359,20 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Auth.type
     owner = (value.get("metadata") or {}).get(OWNER_KEY)
     if owner is not None and owner != _identity(ctx) and not _is_admin(ctx):
         raise forbidden("A thread's owner cannot be changed.")
+    if value.get("metadata"):
+        await journal_thread(
+            value.get("thread_id"),
+            dict(value["metadata"]),
+            created=False,
+            owner=None if _is_admin(ctx) else _identity(ctx),
+        )
+    return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
+
+
+@auth.on.threads.delete
+async def on_thread_delete(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Only the caller's own threads can be deleted; a deleted thread leaves the journal."""
+    await forget_thread(value.get("thread_id"), owner=None if _is_admin(ctx) else _identity(ctx))
     return {} if _is_admin(ctx) else {OWNER_KEY: _identity(ctx)}
 
 

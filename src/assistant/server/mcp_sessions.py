@@ -1,13 +1,16 @@
 """The MCP endpoint's sessions and transport, at ``/memory/mcp`` (tools: `mcp_server`).
 
 A session (``Mcp-Session-Id``) belongs to the user who opened it: another user's request
-naming it answers 404, as an unknown session does.
+naming it answers 404, as an unknown session does. A user may hold
+``ASSISTANT_MCP_SESSIONS_PER_USER`` sessions at once; opening another answers 429, so one
+user looping on ``initialize`` cannot fill the server's `MAX_SESSIONS` and lock every
+other user out.
 
 **Transport.** Streamable HTTP with sessions held in the server process, so the client's
 name from ``initialize`` is known at every later call (a stateless server would lose it),
-and JSON responses (the server sends nothing unasked). A session idle for 30 minutes ends;
-the client then opens a new one. Clients of protocol 2026-07-28 send no handshake: their
-name comes with each request.
+and JSON responses (the server sends nothing unasked). A session idle for
+``ASSISTANT_MCP_SESSION_IDLE_S`` (5 minutes) ends; the client then opens a new one.
+Clients of protocol 2026-07-28 send no handshake: their name comes with each request.
 
 Checked against ``mcp`` 2.3.0's `StreamableHTTPSessionManager`;
 ``tests/e2e/test_mcp_e2e.py`` drives it with the SDK's own client.
@@ -28,6 +31,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from assistant.compat import mcp_open_sessions
+from assistant.config.settings import get_auth_settings
 from assistant.run.scope import request_user_id
 from assistant.server.mcp_server import build_server
 
@@ -48,6 +53,8 @@ class MemoryMCP:
         self._max_sessions = max_sessions
         self._manager: StreamableHTTPSessionManager | None = None
         self._owners: OrderedDict[str, str] = OrderedDict()
+        self._opening: dict[str, int] = {}
+        """Per user, requests without a session being served now (each may open one)."""
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -56,6 +63,7 @@ class MemoryMCP:
         server.streamable_http_app(
             json_response=True,
             max_sessions=self._max_sessions,
+            session_idle_timeout=get_auth_settings().mcp_session_idle_s,
             # The guard (assistant.server.middleware.guard.GUARD) applies the project's origin and
             # Host rules to this route.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -90,11 +98,42 @@ class MemoryMCP:
             body = {"jsonrpc": "2.0", "id": None, "error": unknown}
             await JSONResponse(body, status_code=404)(scope, receive, send)
             return
-        await manager.handle_request(
-            scope, receive, send if session is not None else self._binding(send, user_id)
-        )
-        if session is not None and request.method == "DELETE":
-            self._owners.pop(session, None)
+        if session is not None:
+            await manager.handle_request(scope, receive, send)
+            if request.method == "DELETE":
+                self._owners.pop(session, None)
+            return
+        limit = get_auth_settings().mcp_sessions_per_user
+        held = self.sessions_of(user_id) + self._opening.get(user_id, 0)
+        if held >= limit:
+            detail = (
+                f"You have {held} MCP sessions open, the most one user may hold ({limit}; "
+                "ASSISTANT_MCP_SESSIONS_PER_USER). Close one (DELETE with its "
+                "Mcp-Session-Id) or let one idle out, then connect again."
+            )
+            refused = {"code": INVALID_REQUEST, "message": detail}
+            body = {"jsonrpc": "2.0", "id": None, "error": refused}
+            await JSONResponse(body, status_code=429, headers={"Retry-After": "5"})(
+                scope, receive, send
+            )
+            return
+        self._opening[user_id] = self._opening.get(user_id, 0) + 1
+        try:
+            await manager.handle_request(scope, receive, self._binding(send, user_id))
+        finally:
+            self._opening[user_id] -= 1
+            if not self._opening[user_id]:
+                del self._opening[user_id]
+
+    def sessions_of(self, user_id: str) -> int:
+        """How many sessions ``user_id`` holds open; forgets the owners of ended ones."""
+        manager = self._manager
+        if manager is None:
+            return 0
+        open_now = mcp_open_sessions(manager)
+        for ended in [key for key in self._owners if key not in open_now]:
+            del self._owners[ended]
+        return sum(1 for owner in self._owners.values() if owner == user_id)
 
     def _binding(self, send: Send, user_id: str) -> Send:
         """``send`` that records the owner of a session the response opens."""

@@ -8,6 +8,7 @@ and commands, but is held to the webhook hosts and the store's limits like every
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_NAMESPACE_DEPTH",
     "MAX_STORE_LIMIT",
     "MAX_STORE_OFFSET",
+    "MAX_STORE_VALUE_CHARS",
     "check_run_request",
     "check_store_request",
     "check_webhook",
@@ -147,6 +149,11 @@ MAX_STORE_OFFSET = 1_000_000
 MAX_EPISODE_CHARS = 4000
 """Longest episode a client may put through the store API (embedding grows with text)."""
 
+MAX_STORE_VALUE_CHARS = 16_000
+"""Longest a stored item's value may be in all, as JSON: every field of it, not only its
+content, is kept, copied and read back (a fact's own fields are held tighter still,
+`assistant.memory.client_facts`)."""
+
 MAX_NAMESPACE_DEPTH = 100
 """Largest ``max_depth`` a namespace listing may ask for (the memory's namespaces have two
 labels; Postgres fails on one that does not fit its integers)."""
@@ -218,6 +225,13 @@ def _check_store_index(index: object) -> None:
 def _check_store_content(value: Mapping[str, Any]) -> None:
     """Refuse a put whose content is longer than a fact (or an episode) may be."""
     item = value.get("value")
+    if isinstance(item, Mapping):
+        size = len(json.dumps(item, ensure_ascii=False, default=str))
+        if size > MAX_STORE_VALUE_CHARS:
+            raise unprocessable(
+                f"A store item's value may be at most {MAX_STORE_VALUE_CHARS} characters as "
+                f"JSON, every field counted, got {size}."
+            )
     content = item.get("content") if isinstance(item, Mapping) else None
     if not isinstance(content, str):
         return

@@ -202,21 +202,35 @@ async def _upsert_changed(
     """Add or update ``items`` (current facts) whose value differs from the index's."""
     changed = [item for item in items if _differs(index, item)]
     same_text = [item for item in changed if _same_text(index, item)]
-    for item in same_text:  # only metadata changed: keep the vector
+    for count, item in enumerate(same_text, 1):  # only metadata changed: keep the vector
         index.upsert(item, index.vector_of(item.key))
+        await _let_others_run(count)
     kept_keys = {item.key for item in same_text}
     new_texts = [item for item in changed if item.key not in kept_keys]
     embeddings = store_embeddings(store)
     if stored is None:
         stored = await stored_vectors(store, namespace, new_texts, embeddings)
     unembedded = []
-    for item in new_texts:
+    for count, item in enumerate(new_texts, 1):
         kept = stored.get(item.key)
         if kept is not None and kept.shape[-1] == index.dims:
             index.upsert(item, kept)
+            await _let_others_run(count)
         else:
             unembedded.append(item)
     await _embed(store, namespace, index, unembedded)
+
+
+UPSERTS_PER_SLICE = 32
+"""Facts (re)indexed between two yields to the event loop while an index is built: each
+costs its words' keyword indexing, so a user with many facts cannot hold the loop, and
+every other user's requests, for the whole build."""
+
+
+async def _let_others_run(count: int) -> None:
+    """Yield to the event loop after every `UPSERTS_PER_SLICE` facts."""
+    if count % UPSERTS_PER_SLICE == 0:
+        await asyncio.sleep(0)
 
 
 def _differs(index: UserIndex, item: Item) -> bool:

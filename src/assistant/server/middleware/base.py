@@ -9,6 +9,7 @@ the same bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import NamedTuple
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -25,6 +26,7 @@ __all__ = [
     "refuse",
     "replay_body",
     "request_headers",
+    "rewritten_body",
     "route_path",
 ]
 
@@ -191,3 +193,32 @@ class BodyCheck:
     def refusal(self, scope: Scope, body: bytes) -> Refusal | None:
         """Why the request with ``body`` is refused, or None to pass it on."""
         raise NotImplementedError
+
+
+def rewritten_body(send: Send, change: Callable[[bytes], bytes]) -> Send:
+    """``send`` that sends a 200 answer's whole body as ``change(body)`` (length fixed).
+
+    Any other status passes unchanged.
+    """
+    start: Message = {}
+    chunks: list[bytes] = []
+
+    async def rewrite(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = b"".join(chunks)
+        if start.get("status") == 200:
+            body = change(body)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return rewrite

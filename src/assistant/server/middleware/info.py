@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from assistant.config.constants import ADMIN_PERMISSION
 from assistant.config.settings import custom_auth_configured, get_auth_settings
 from assistant.server.auth import request_caller
-from assistant.server.middleware.base import HttpOnly, request_headers, route_path
+from assistant.server.middleware.base import HttpOnly, request_headers, rewritten_body, route_path
 
 __all__ = ["INFO_PATH", "USER_INFO_KEYS", "ShortInfo", "short_info"]
 
@@ -64,25 +64,4 @@ class ShortInfo(HttpOnly):
         if not _shortened_for(scope):
             await self.app(scope, receive, send)
             return
-        start: Message = {}
-        chunks: list[bytes] = []
-
-        async def shorten(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            if message["type"] != "http.response.body":
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = short_info(b"".join(chunks)) if start.get("status") == 200 else b"".join(chunks)
-            headers = [
-                (k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"
-            ]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({**start, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, shorten)
+        await self.app(scope, receive, rewritten_body(send, short_info))

@@ -1,20 +1,23 @@
-"""A page from another origin gets nothing and causes nothing: `KnownOrigins`."""
+"""A page from another origin gets nothing and causes nothing (`KnownOrigins`); an allowed
+one can read the wall's refusals (`ReadableRefusals`).
+"""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from starlette.types import Scope
+from starlette.types import Message, Receive, Scope, Send
 
 from assistant.config.settings import AuthSettings
 from assistant.server.middleware.base import (
+    HttpOnly,
     Refusal,
     ScopeCheck,
     request_headers,
 )
 from assistant.server.middleware.hosts import is_loopback_host
 
-__all__ = ["KnownOrigins", "origin_allowed"]
+__all__ = ["KnownOrigins", "ReadableRefusals", "origin_allowed"]
 
 
 def origin_allowed(origin: str, own_origin: str | None, settings: AuthSettings) -> bool:
@@ -56,3 +59,34 @@ class KnownOrigins(ScopeCheck):
         if origin is None and cross_site and scope.get("method", "GET") not in ("GET", "HEAD"):
             return Refusal(403, "Cross-site requests are refused.")
         return None
+
+
+class ReadableRefusals(HttpOnly):
+    """An answer without CORS headers gets them for the (allowed) origin that asked.
+
+    `KnownOrigins`, outside it, has already refused every other origin; the platform's
+    own CORS layer sits inside the routes, so the answers of the middlewares between them
+    (a 401 for a wrong key, a 403, a 413) would otherwise reach a browser unreadable, and
+    agent-chat-ui would report a CORS error and retry.
+    """
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, adding the origin to an answer that lacks it."""
+        origin = request_headers(scope).get("origin")
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+
+        async def readable(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                if b"access-control-allow-origin" not in names:
+                    headers += [
+                        (b"access-control-allow-origin", origin.encode("latin-1")),
+                        (b"vary", b"Origin"),
+                    ]
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, readable)

@@ -130,19 +130,31 @@ async def store() -> AsyncIterator[BaseStore]:
 async def checkpointer() -> AsyncIterator[Any]:
     """The checkpointer `langgraph dev` uses under ``make dev`` (``checkpointer.path``).
 
-    On open it also restores the dev runtime's record of every thread that has
-    checkpoints but no record, i.e. threads created less than ~10 s before a crash
-    (see :func:`assistant.server.persistence.threads.restore_thread_records`), and makes the
-    runtime's retry of a run cut off after it saved its input resume rather than run it again
-    (:func:`assistant.server.persistence.threads.resume_interrupted_runs`).
+    On open it also opens the journal of thread metadata and run records (`open_journal` in
+    :mod:`assistant.server.persistence.threads`), restores the dev runtime's record of every
+    thread that has checkpoints or a journal entry but no record, i.e. threads created less
+    than ~10 s before a crash, with their metadata and their runs (`restore_thread_records`),
+    and makes the runtime's retry of a run cut off after it saved its input resume rather
+    than run it again (`resume_interrupted_runs`).
     """
-    from assistant.server.persistence.threads import restore_thread_records, resume_interrupted_runs
+    from assistant.server.persistence.threads import (
+        close_journal,
+        open_journal,
+        restore_run_records,
+        restore_thread_records,
+        resume_interrupted_runs,
+    )
 
     async with _server_postgres() as uri, open_checkpointer(uri) as saver:
         logger.info("Checkpointer: Postgres at %s", hide_password(uri))
-        await restore_thread_records(saver)
-        await resume_interrupted_runs(saver)
-        yield saver
+        await open_journal(saver)
+        try:
+            await restore_thread_records(saver)
+            await restore_run_records(saver)
+            await resume_interrupted_runs(saver)
+            yield saver
+        finally:
+            close_journal()
 
 
 def write_dev_config(source: Path, target: Path) -> dict[str, Any]:

@@ -14,8 +14,16 @@ metadata the run left on its latest checkpoint: ``owner`` (stamped by
 runtime's own ``Threads.put``, the call ``POST /threads`` makes (through
 `assistant.compat.dev_thread_records`), and patches nothing.
 
-What it cannot restore: the runtime's run records (the list of runs of a thread) and
-a thread created in that window that never ran (it has no checkpoint and held nothing).
+**The journal.** Under ``make dev`` the checkpointer also opens a journal in the same
+Postgres (:func:`open_journal`): `assistant.auth` writes a thread's metadata to it when the
+thread is created or its metadata changed (:func:`journal_thread`), and each run's record
+when it is created (:func:`journal_run`), before the server acknowledges them. At start,
+a thread without a record comes back with its whole metadata (``{"purpose": ...}`` as the
+client set it, not only the owner), a thread created in that window that never ran comes
+back too, and a thread's runs come back in its run list: ``success`` for a run that wrote
+checkpoints, ``interrupted`` for one the crash took before it started (its input is not
+journaled, so it is not run again). A deleted thread leaves the journal
+(:func:`forget_thread`).
 
 :func:`resume_interrupted_runs` runs at the same moment. The runtime retries every run
 its records saved as ``running`` (a crash cut it off), with the run's input. But the
@@ -29,12 +37,25 @@ retried as it was.
 
 from __future__ import annotations
 
+import json
 import logging
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from assistant.compat import dev_thread_records
 
-__all__ = ["RESTORED_METADATA", "restore_thread_records", "resume_interrupted_runs"]
+__all__ = [
+    "RESTORED_METADATA",
+    "close_journal",
+    "forget_thread",
+    "journal_run",
+    "journal_thread",
+    "open_journal",
+    "restore_run_records",
+    "restore_thread_records",
+    "resume_interrupted_runs",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +70,123 @@ ORDER BY thread_id, checkpoint_id DESC
 """
 
 
+# --------------------------------------------------------------------------- the journal
+
+_JOURNAL_TABLES = """
+CREATE TABLE IF NOT EXISTS assistant_thread_journal (
+    thread_id text PRIMARY KEY,
+    metadata jsonb NOT NULL,
+    journaled_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS assistant_run_journal (
+    run_id text PRIMARY KEY,
+    thread_id text NOT NULL,
+    record jsonb NOT NULL,
+    journaled_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS assistant_run_journal_thread ON assistant_run_journal (thread_id);
+"""
+
+_journal: list[Any] = []
+"""The saver whose connections hold the journal, while `make dev`'s checkpointer is open."""
+
+
+async def open_journal(saver: Any) -> None:
+    """Create the journal's tables on the saver's Postgres and write to it from now on."""
+    for statement in filter(None, (part.strip() for part in _JOURNAL_TABLES.split(";"))):
+        await _execute(saver, statement)
+    _journal[:] = [saver]
+
+
+def close_journal() -> None:
+    """Stop writing to the journal (the checkpointer is closing)."""
+    _journal.clear()
+
+
+async def journal_thread(
+    thread_id: object, metadata: dict[str, Any], *, created: bool, owner: str | None = None
+) -> None:
+    """Keep a thread's metadata: a new thread's, or a change merged into what is kept.
+
+    A change is merged only into a thread ``owner`` owns (``None``: the maintenance
+    token's, any thread). Nothing happens outside `make dev`; a failure is logged, never
+    raised, so a request never fails for the journal's sake.
+    """
+    if not _journal or thread_id is None:
+        return
+    document = json.dumps(metadata or {}, default=str)
+    if created:
+        statement = (
+            "INSERT INTO assistant_thread_journal (thread_id, metadata) VALUES (%s, %s::jsonb) "
+            "ON CONFLICT (thread_id) DO NOTHING"
+        )
+        parameters: tuple[Any, ...] = (str(thread_id), document)
+    else:
+        statement = (
+            "UPDATE assistant_thread_journal SET metadata = metadata || %s::jsonb, "
+            "journaled_at = now() WHERE thread_id = %s "
+            "AND (%s::text IS NULL OR metadata->>'owner' = %s::text)"
+        )
+        parameters = (document, str(thread_id), owner, owner)
+    await _journal_write(statement, parameters)
+
+
+async def journal_run(
+    run_id: object,
+    thread_id: object,
+    *,
+    assistant_id: object,
+    metadata: dict[str, Any],
+    multitask_strategy: object,
+) -> None:
+    """Keep a run's record (not its input), so the thread's run list survives a crash."""
+    if not _journal or thread_id is None or run_id is None:
+        return
+    record = {
+        "assistant_id": str(assistant_id) if assistant_id else None,
+        "metadata": metadata or {},
+        "multitask_strategy": multitask_strategy,
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+    await _journal_write(
+        "INSERT INTO assistant_run_journal (run_id, thread_id, record) VALUES (%s, %s, %s::jsonb) "
+        "ON CONFLICT (run_id) DO NOTHING",
+        (str(run_id), str(thread_id), json.dumps(record, default=str)),
+    )
+
+
+async def forget_thread(thread_id: object, *, owner: str | None = None) -> None:
+    """Drop a deleted thread and its runs from the journal (only ``owner``'s thread)."""
+    if not _journal or thread_id is None:
+        return
+    owned = "AND (%s::text IS NULL OR metadata->>'owner' = %s::text)"
+    await _journal_write(
+        "DELETE FROM assistant_run_journal WHERE thread_id = %s AND thread_id IN "
+        f"(SELECT thread_id FROM assistant_thread_journal WHERE thread_id = %s {owned})",
+        (str(thread_id), str(thread_id), owner, owner),
+    )
+    await _journal_write(
+        f"DELETE FROM assistant_thread_journal WHERE thread_id = %s {owned}",
+        (str(thread_id), owner, owner),
+    )
+
+
+async def _journal_write(statement: str, parameters: tuple[Any, ...]) -> None:
+    try:
+        await _execute(_journal[0], statement, parameters)
+    except Exception:
+        logger.exception("Could not write a thread's record to the journal")
+
+
+# --------------------------------------------------------------------------- at start
+
+
 async def restore_thread_records(saver: Any) -> list[str]:
     """Re-create the dev runtime's record of threads that have checkpoints but no record.
+
+    The record gets the thread's journaled metadata, or, for a thread the journal does not
+    hold, `RESTORED_METADATA` from its latest checkpoint. A journaled thread that never ran
+    comes back too.
 
     Args:
         saver: An ``AsyncPostgresSaver`` (its ``conn`` is a connection or a pool).
@@ -62,15 +198,18 @@ async def restore_thread_records(saver: Any) -> list[str]:
     if records is None:  # not the dev runtime: the platform keeps thread records itself
         return []
     latest = await _latest_checkpoint_metadata(saver)
-    if not latest:
+    journaled = await _journaled_threads(saver)
+    if not latest and not journaled:
         return []
     restored: list[str] = []
     async with records.connect() as conn:
         known = await records.thread_ids(conn)
-        for thread_id, metadata in latest.items():
+        for thread_id in sorted(latest.keys() | journaled.keys()):
             if thread_id in known:
                 continue
+            metadata = latest.get(thread_id, {})
             kept = {key: metadata[key] for key in RESTORED_METADATA if key in metadata}
+            kept.update(journaled.get(thread_id, {}))
             await records.put(conn, thread_id, kept)
             restored.append(thread_id)
     if restored:
@@ -81,6 +220,69 @@ async def restore_thread_records(saver: Any) -> list[str]:
             ", ".join(restored),
         )
     return restored
+
+
+async def restore_run_records(saver: Any) -> list[str]:
+    """Put back the journaled runs the dev runtime's records lost, in their threads' lists.
+
+    A run that wrote checkpoints comes back as ``success``; one that did not, as
+    ``interrupted`` (the crash took it before it started). Returns their ids.
+    """
+    records = dev_thread_records()
+    if records is None:
+        return []
+    journaled = await _fetch(
+        saver, "SELECT run_id, thread_id, record FROM assistant_run_journal ORDER BY journaled_at"
+    )
+    async with records.connect() as conn:
+        runs = records.runs(conn)
+        known = {str(run.get("run_id")) for run in runs}
+        threads = await records.thread_ids(conn)
+        missing = [
+            row
+            for row in journaled
+            if str(row["run_id"]) not in known and str(row["thread_id"]) in threads
+        ]
+        started = await started_runs(saver, [str(row["run_id"]) for row in missing])
+        for row in missing:
+            record = dict(row["record"] or {})
+            at = _when(record.get("created_at"))
+            records.add_run(
+                conn,
+                {
+                    "run_id": uuid.UUID(str(row["run_id"])),
+                    "thread_id": uuid.UUID(str(row["thread_id"])),
+                    "assistant_id": uuid.UUID(str(record.get("assistant_id")))
+                    if record.get("assistant_id")
+                    else None,
+                    "metadata": dict(record.get("metadata") or {}),
+                    "status": "success" if str(row["run_id"]) in started else "interrupted",
+                    "kwargs": {},
+                    "multitask_strategy": record.get("multitask_strategy") or "enqueue",
+                    "created_at": at,
+                    "updated_at": at,
+                },
+            )
+    restored = [str(row["run_id"]) for row in missing]
+    if restored:
+        logger.warning(
+            "Restored %d run record(s) lost when the server stopped without saving them: %s",
+            len(restored),
+            ", ".join(restored),
+        )
+    return restored
+
+
+def _when(value: object) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return datetime.now(UTC)
+
+
+async def _journaled_threads(saver: Any) -> dict[str, dict[str, Any]]:
+    rows = await _fetch(saver, "SELECT thread_id, metadata FROM assistant_thread_journal")
+    return {str(row["thread_id"]): dict(row["metadata"] or {}) for row in rows}
 
 
 _STARTED_RUNS = """
@@ -139,6 +341,16 @@ def resume_instead_of_repeating(runs: list[dict[str, Any]], started: set[str]) -
         kwargs["command"] = None
         resumed.append(str(run["run_id"]))
     return resumed
+
+
+async def _execute(saver: Any, statement: str, parameters: tuple[Any, ...] = ()) -> None:
+    """Run ``statement`` on the saver's connection or pool (autocommit)."""
+    pool = saver.conn
+    if hasattr(pool, "connection"):
+        async with pool.connection() as conn:
+            await conn.execute(statement, parameters)
+            return
+    await pool.execute(statement, parameters)
 
 
 async def _fetch(saver: Any, query: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
