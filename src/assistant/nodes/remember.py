@@ -7,8 +7,9 @@ structured call now, together with any messages the thread held) or ``hold`` (th
 unsure: it waits to be extracted with others, see `assistant.extraction.extract`). Then it
 extracts, in a call of their own, the thread's messages whose extraction failed (held to be
 tried again, `assistant.extraction.extract.MAX_EXTRACTION_ATTEMPTS`) and those a run
-interrupted before anything was made of them. The outcome and its reason go into the turn's metrics and the user's record of what was heard, so a user
-can see whether what they said was kept.
+interrupted before anything was made of them. The outcome and its reason go into the turn's
+metrics and the user's record of what was heard, so a user can see whether what they said
+was kept.
 """
 
 from __future__ import annotations

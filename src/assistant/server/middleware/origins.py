@@ -1,5 +1,7 @@
-"""A page from another origin gets nothing and causes nothing (`KnownOrigins`); an allowed
-one can read the wall's refusals (`ReadableRefusals`).
+"""Which pages may call the server, and what they can read of its refusals.
+
+A page from another origin gets nothing and causes nothing (`KnownOrigins`); an allowed one
+can read the wall's refusals (`ReadableRefusals`).
 """
 
 from __future__ import annotations
