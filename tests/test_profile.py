@@ -69,7 +69,9 @@ async def test_profile_facts_do_not_use_up_the_recall_limit(
         await save_memory(store, USER, fact)
     model = patch_model(["Sure."])
 
-    await chat("Good restaurants in Hangzhou?", context=Context(recall_limit=2))
+    await chat(
+        "Good restaurants in Hangzhou?", context=Context(recall_limit=2, whole_memory_tokens=0)
+    )
 
     system = system_prompt(model)
     assert lines(system, "user_profile") == ["Lives in Hangzhou"]
