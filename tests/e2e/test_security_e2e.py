@@ -1085,11 +1085,14 @@ async def test_a_user_is_offered_only_the_settings_they_may_choose(world: World)
     offered = await world.alice.assistants.get_schemas(assistant)
     whole = await world.client(bearer(ADMIN_TOKEN)).assistants.get_schemas(assistant)
     fields = sorted((offered.get("context_schema") or {}).get("properties", {}))
+    configurable = sorted((offered.get("config_schema") or {}).get("properties", {}))
     record(
         "alice reads the assistant's schemas (what Studio offers as editable settings)",
         "context_schema offers only user_id (ASSISTANT_RUN_SETTINGS); the admin sees every field",
         f"offered {fields}; admin sees {len(whole['context_schema']['properties'])} fields",
-        fields == ["user_id"] and "model" in whole["context_schema"]["properties"],
+        fields == ["user_id"]
+        and configurable in ([], ["user_id"])
+        and "model" in whole["context_schema"]["properties"],
     )
 
 

@@ -162,9 +162,14 @@ INDEXED_FIELDS = ("content",)
 """What a put may ask the store to embed: the field whose length is checked (langgraph.json's
 ``store.index.fields``). Any other field could hold a megabyte of text."""
 
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""What a store key or namespace label may not hold: NUL (which Postgres cannot store) and
-every other control character."""
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""What a store key or namespace label may not hold: NUL (which Postgres cannot store),
+every other control character, and the Unicode line and paragraph separators (a key is
+printed in lines that agents read: MCP's `list_memories`)."""
+
+MAX_STORE_NAME_CHARS = 256
+"""The longest store key or namespace label (the memory's own keys are 32 characters; a
+900,000-character key would ride into every prompt and state that shows it)."""
 
 _WHOLE_NUMBERS = (
     ("limit", 1, MAX_STORE_LIMIT),
@@ -191,6 +196,10 @@ def check_store_request(value: Mapping[str, Any]) -> None:
     ...
     langgraph_sdk.auth.exceptions.HTTPException: ...
     >>> check_store_request({"namespace": ("user_facts", "a"), "key": "k\x00"})
+    Traceback (most recent call last):
+    ...
+    langgraph_sdk.auth.exceptions.HTTPException: ...
+    >>> check_store_request({"namespace": ("user_facts", "a"), "key": "k" * 900_000})
     Traceback (most recent call last):
     ...
     langgraph_sdk.auth.exceptions.HTTPException: ...
@@ -253,6 +262,10 @@ def _check_store_names(value: Mapping[str, Any]) -> None:
         if isinstance(name, str) and CONTROL_CHARACTERS.search(name):
             raise unprocessable(
                 f"A store {what} may not contain control characters such as NUL, got {name!r:.80}."
+            )
+        if isinstance(name, str) and len(name) > MAX_STORE_NAME_CHARS:
+            raise unprocessable(
+                f"A store {what} may be at most {MAX_STORE_NAME_CHARS} characters, got {len(name)}."
             )
     pending: list[object] = [value.get("value")]
     while pending:

@@ -20,7 +20,10 @@ _SCHEMAS_PATH = re.compile(r"^/assistants/[^/]+/schemas$")
 
 
 class CallersSchemas(HttpOnly):
-    """An assistant's ``context_schema`` offers a caller only the fields it may set."""
+    """An assistant's schemas offer a caller only the settings it may set.
+
+    Both ``context_schema`` and ``config_schema`` (the same fields, as ``configurable``).
+    """
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on; for a caller's schemas, keep only its own settings."""
@@ -34,10 +37,12 @@ class CallersSchemas(HttpOnly):
                 schemas = json.loads(body)
             except ValueError:
                 return body
-            context = schemas.get("context_schema") if isinstance(schemas, dict) else None
-            if not isinstance(context, dict):
+            if not isinstance(schemas, dict):
                 return body
-            schemas["context_schema"] = callers_context_schema(context, rules)
+            # The context's fields are offered twice: as the context and as `configurable`.
+            for name in ("context_schema", "config_schema"):
+                if isinstance(schema := schemas.get(name), dict):
+                    schemas[name] = callers_context_schema(schema, rules)
             return json.dumps(schemas).encode()
 
         await self.app(scope, receive, rewritten_body(send, offered))
