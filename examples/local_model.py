@@ -281,8 +281,11 @@ def start(*, port: int = 0, threads: int = THREADS, log: Path | None = None) -> 
         *("-c", str(CONTEXT_TOKENS), "-t", str(threads), "-n", str(MAX_TOKENS)),
         *("--jinja", "--no-webui"),
     ]
-    output = log.open("ab") if log else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    if log is None:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    else:
+        with log.open("ab") as output:  # the server keeps its own copy of the descriptor
+            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     model = LocalModel(process=process, port=port)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
