@@ -81,11 +81,6 @@ Rules:
   earlier one said (moved, changed jobs), record what holds now, and keep the earlier
   state in its content when it matters ("Lives in Chengdu, moved from Hangzhou").
 
-Example: for "my son Leo (7) can't eat shellfish, any dinner ideas? I cook after my night
-shifts at the hospital" the operations are: add "Son Leo is 7 years old" (relationship), add
-"Son Leo is allergic to shellfish" (constraint), add "Works night shifts at a hospital"
-(identity). The question adds nothing.
-
 <known_facts>
 {known_facts}
 </known_facts>
