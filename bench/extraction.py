@@ -50,6 +50,7 @@ import asyncio
 import hashlib
 import json
 import re
+import sys
 import time
 import unicodedata
 from collections.abc import Sequence
@@ -345,7 +346,10 @@ async def run(chosen: Sequence[dict[str, Any]], concurrency: int, progress: bool
         async with gate:
             outcome = await extract_one(message, context)
         if progress:
-            print(f"  {message['id']}: {len(outcome.facts)} facts, {outcome.seconds:.0f} s")
+            print(
+                f"  {message['id']}: {len(outcome.facts)} facts, {outcome.seconds:.0f} s",
+                file=sys.stderr,
+            )
         return outcome
 
     return list(await asyncio.gather(*(one(m) for m in chosen)))
@@ -393,7 +397,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--concurrency", type=int, default=2, help="extractions at once (the server's slots)"
     )
-    parser.add_argument("--progress", action="store_true", help="print each message's time")
+    parser.add_argument(
+        "--progress", action="store_true", help="print each message's time (stderr)"
+    )
     return parser.parse_args(argv)
 
 

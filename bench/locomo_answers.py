@@ -37,9 +37,10 @@ Scoring
              Production-Ready AI Agents with Scalable Long-Term Memory", its LoCoMo
              evaluation: ``evaluation/metrics/llm_judge.py`` of mem0ai/mem0, Apache-2.0),
              its prompt :data:`JUDGE_PROMPT` verbatim: CORRECT/WRONG, generous matching;
-             temperature 0. The judge is ``BENCH_JUDGE_MODEL`` at ``BENCH_JUDGE_BASE_URL``
-             (``BENCH_JUDGE_API_KEY``) when set, else the model that answered; the output
-             names it. A small judge is lenient and noisy: read it beside F1.
+             temperature 0 and JSON mode, as there. The judge is ``BENCH_JUDGE_MODEL`` at
+             ``BENCH_JUDGE_BASE_URL`` (``BENCH_JUDGE_API_KEY``) when set, else the model
+             that answered; the output names it. A small judge is lenient and noisy: read
+             it beside F1.
 
     The model: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``ASSISTANT_MODEL`` when set, else
     the local Qwen2.5-Coder-1.5B-Instruct (``bench/real_model.py``).
@@ -58,6 +59,7 @@ import json
 import os
 import re
 import string
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -70,7 +72,7 @@ import snowballstemmer
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, BadRequestError
 from pydantic import BaseModel
 
 import locomo_product
@@ -289,6 +291,8 @@ class Counts:
     extraction_calls: int = 0
     extraction_failures: int = 0
     seconds: list[float] = field(default_factory=list)
+    progress: bool = False
+    """Print each extraction call's time (stderr)."""
 
 
 COUNTS = Counts()
@@ -311,6 +315,11 @@ class RealExtraction(locomo_product.OtherSpeaker):
             raise
         finally:
             COUNTS.seconds.append(time.perf_counter() - started)
+            if COUNTS.progress:
+                print(
+                    f"  extraction {COUNTS.extraction_calls}: {COUNTS.seconds[-1]:.0f} s",
+                    file=sys.stderr,
+                )
 
 
 _REAL_CHAT_MODEL = models.get_chat_model
@@ -351,13 +360,24 @@ class Client:
         )
 
 
-async def complete(client: AsyncOpenAI, model: str, prompt: str, max_tokens: int) -> str:
-    reply = await client.chat.completions.create(
-        model=model,
-        messages=[{"role": "user", "content": prompt}],
-        temperature=0,
-        max_tokens=max_tokens,
-    )
+async def complete(
+    client: AsyncOpenAI, model: str, prompt: str, max_tokens: int, *, json_mode: bool = False
+) -> str:
+    """The model's answer to ``prompt`` at temperature 0 (in JSON mode, as mem0's judge
+    asks, when ``json_mode``; without it where the endpoint refuses JSON mode)."""
+    extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
+    try:
+        reply = await client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": prompt}],
+            temperature=0,
+            max_tokens=max_tokens,
+            **extra,
+        )
+    except BadRequestError:
+        if not json_mode:
+            raise
+        return await complete(client, model, prompt, max_tokens)
     return reply.choices[0].message.content or ""
 
 
@@ -460,7 +480,7 @@ async def answer_all(
         answer.f1, answer.seconds = locomo_f1(answer.text, gold, question.category), seconds
         answers.append(answer)
         if progress:
-            print(f"  {system} q{number}: {seconds:.0f} s {answer.text[:60]!r}", flush=True)
+            print(f"  {system} q{number}: {seconds:.0f} s {answer.text[:60]!r}", file=sys.stderr)
 
     for system in SYSTEMS:  # one system at a time: its prompts share a prefix the server caches
         with patched(asking=True) if system == "product" else contextlib.nullcontext():
@@ -478,7 +498,7 @@ async def judge_all(answers: Sequence[Answer], judge: Client, concurrency: int) 
             question=answer.question, gold_answer=answer.gold, generated_answer=answer.text
         )
         async with gate:
-            reply = await complete(client, judge.model, prompt, JUDGE_TOKENS)
+            reply = await complete(client, judge.model, prompt, JUDGE_TOKENS, json_mode=True)
         answer.correct = judge_label(reply)
 
     await asyncio.gather(*(one(answer) for answer in answers))
@@ -522,6 +542,7 @@ def table(answers: Sequence[Answer], questions: Sequence[Any]) -> str:
 async def main(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     load_before = real_model.load_average()
+    COUNTS.progress = args.progress
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     wanted = set(args.conversations.split(",")) if not args.all else None
     conversations = [
@@ -627,7 +648,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--window", type=int, default=8192, help="the model's context window, in tokens"
     )
     parser.add_argument("--concurrency", type=int, default=2, help="model calls at once")
-    parser.add_argument("--progress", action="store_true", help="print each answer's time")
+    parser.add_argument("--progress", action="store_true", help="print each answer's time (stderr)")
     parser.add_argument("--answers", action="store_true", help="print every answer, scored")
     return parser.parse_args(argv)
 
