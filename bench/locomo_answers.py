@@ -396,6 +396,8 @@ class Answer:
     f1: float = 0.0
     correct: bool | None = None
     seconds: float = 0.0
+    failed: str = ""
+    """Why the answer could not be had (then it is empty, and wrong)."""
 
 
 async def feed(conversation: Conversation) -> locomo_product.Stored:
@@ -458,26 +460,33 @@ async def answer_all(
     gate = asyncio.Semaphore(concurrency)
     answers: list[Answer] = []
 
+    async def answer_one(system: str, number: int) -> str:
+        question = conversation.questions[number].text
+        if system == "product":
+            return await ask_product(stored, conversation, question, number)
+        memories = full if system == "full context" else ""
+        if system == "top-10 turns":
+            items = await recall(raw, conversation.user_id, question, limit=DEPTH)
+            memories = "\n".join(str(item.value["content"]) for item in items)
+        prompt = prompt_for(conversation, memories, question)
+        return await complete(client, answerer.model, prompt, ANSWER_TOKENS)
+
     async def one(system: str, number: int) -> None:
         question = conversation.questions[number]
         gold = str(GOLD[(conversation.user_id, question.text)])
+        if system == "full context" and not fits:
+            return
+        failed = ""
         async with gate:
             started = time.perf_counter()
-            if system == "product":
-                text = await ask_product(stored, conversation, question.text, number)
-            elif system == "full context" and not fits:
-                return
-            else:
-                if system == "top-10 turns":
-                    items = await recall(raw, conversation.user_id, question.text, limit=DEPTH)
-                    memories = "\n".join(str(item.value["content"]) for item in items)
-                else:
-                    memories = full if system == "full context" else ""
-                prompt = prompt_for(conversation, memories, question.text)
-                text = await complete(client, answerer.model, prompt, ANSWER_TOKENS)
+            try:
+                text = await answer_one(system, number)
+            except Exception as error:  # a failed answer is a wrong one, and counted
+                text, failed = "", f"{type(error).__name__}: {error}"[:200]
             seconds = time.perf_counter() - started
         answer = Answer(system, question.category, question.text, gold, text.strip())
         answer.f1, answer.seconds = locomo_f1(answer.text, gold, question.category), seconds
+        answer.failed = failed
         answers.append(answer)
         if progress:
             print(f"  {system} q{number}: {seconds:.0f} s {answer.text[:60]!r}", file=sys.stderr)
@@ -494,6 +503,9 @@ async def judge_all(answers: Sequence[Answer], judge: Client, concurrency: int) 
     gate = asyncio.Semaphore(concurrency)
 
     async def one(answer: Answer) -> None:
+        if answer.failed:
+            answer.correct = False
+            return
         prompt = JUDGE_PROMPT.format(
             question=answer.question, gold_answer=answer.gold, generated_answer=answer.text
         )
@@ -531,11 +543,11 @@ def table(answers: Sequence[Answer], questions: Sequence[Any]) -> str:
         "system",
         *(f"{g} ({sum(q.category in kept for q in questions)})" for g, kept in groups),
     ]
-    lines = [[*head, "answered"]]
+    lines = [[*head, "answered", "failed"]]
     for system in SYSTEMS:
         mine = [a for a in answers if a.system == system]
         cells = [cell([a for a in mine if a.category in kept]) for _, kept in groups]
-        lines.append([system, *cells, str(len(mine))])
+        lines.append([system, *cells, str(len(mine)), str(sum(bool(a.failed) for a in mine))])
     return locomo_product.markdown(lines)
 
 
