@@ -416,12 +416,6 @@ async def ask_product(
     user = stored.users[speaker]
     graph = builder.compile(checkpointer=InMemorySaver(), store=stored.store)
     config: RunnableConfig = {"configurable": {"thread_id": f"{user}-question-{number}"}}
-    run = locomo_product.UserRun(
-        RealExtraction(locomo_product.EchoExtractor(speaker), summary_tokens=0),
-        gate=False,
-        moment=stored.asked_at,
-    )
-    locomo_product._RUN.set(run)  # in this question's task only: its clock
     result = await graph.ainvoke(
         InputState(messages=[HumanMessage(question)]), config, context=Context(user_id=user)
     )
@@ -445,18 +439,22 @@ async def answer_all(
     conversation: Conversation,
     stored: locomo_product.Stored,
     answerer: Client,
+    judge: Client,
     *,
     window: int,
     concurrency: int,
     progress: bool,
+    deadline: float,
 ) -> list[Answer]:
-    """Every system's answer to every question of ``conversation``."""
+    """Every system's answer to every question of ``conversation``, judged: question by
+    question, so a run cut short by its time budget has scored every system on the same
+    questions (none is started after ``deadline``, a ``time.perf_counter()``)."""
     raw = make_store()
     for index in range(len(conversation.turns)):
         await save_memory(raw, conversation.user_id, commonly_measured(conversation, index))
     full = transcript(conversation)
     fits = estimated_tokens(prompt_for(conversation, full, "")) + ANSWER_TOKENS + 200 <= window
-    client = answerer.open()
+    client, judging = answerer.open(), judge.open()
     gate = asyncio.Semaphore(concurrency)
     answers: list[Answer] = []
 
@@ -471,49 +469,59 @@ async def answer_all(
         prompt = prompt_for(conversation, memories, question)
         return await complete(client, answerer.model, prompt, ANSWER_TOKENS)
 
-    async def one(system: str, number: int) -> None:
+    async def one(number: int) -> None:
         question = conversation.questions[number]
         gold = str(GOLD[(conversation.user_id, question.text)])
-        if system == "full context" and not fits:
-            return
-        failed = ""
         async with gate:
-            started = time.perf_counter()
-            try:
-                text = await answer_one(system, number)
-            except Exception as error:  # a failed answer is a wrong one, and counted
-                text, failed = "", f"{type(error).__name__}: {error}"[:200]
-            seconds = time.perf_counter() - started
-        answer = Answer(system, question.category, question.text, gold, text.strip())
-        answer.f1, answer.seconds = locomo_f1(answer.text, gold, question.category), seconds
-        answer.failed = failed
-        answers.append(answer)
-        if progress:
-            print(f"  {system} q{number}: {seconds:.0f} s {answer.text[:60]!r}", file=sys.stderr)
+            if time.perf_counter() > deadline:
+                return
+            # this question's clock: the virtual time the questions are asked at
+            locomo_product._RUN.set(
+                locomo_product.UserRun(
+                    RealExtraction(locomo_product.EchoExtractor(""), summary_tokens=0),
+                    gate=False,
+                    moment=stored.asked_at,
+                )
+            )
+            for system in SYSTEMS:
+                if system == "full context" and not fits:
+                    continue
+                started, failed = time.perf_counter(), ""
+                try:
+                    text = await answer_one(system, number)
+                except Exception as error:  # a failed answer is a wrong one, and counted
+                    text, failed = "", f"{type(error).__name__}: {error}"[:200]
+                answer = Answer(system, question.category, question.text, gold, text.strip())
+                answer.seconds, answer.failed = time.perf_counter() - started, failed
+                answer.f1 = locomo_f1(answer.text, gold, question.category)
+                await judge_one(judging, judge.model, answer)
+                answers.append(answer)
+                if progress:
+                    print(
+                        f"  q{number} {system}: {answer.seconds:.0f} s {answer.correct} "
+                        f"{answer.text[:60]!r}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
 
-    for system in SYSTEMS:  # one system at a time: its prompts share a prefix the server caches
-        with patched(asking=True) if system == "product" else contextlib.nullcontext():
-            await asyncio.gather(*(one(system, n) for n in range(len(conversation.questions))))
+    with patched(asking=True):
+        await asyncio.gather(*(one(n) for n in range(len(conversation.questions))))
     return answers
 
 
-async def judge_all(answers: Sequence[Answer], judge: Client, concurrency: int) -> None:
-    """The judge's verdict on every answer."""
-    client = judge.open()
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(answer: Answer) -> None:
-        if answer.failed:
-            answer.correct = False
-            return
-        prompt = JUDGE_PROMPT.format(
-            question=answer.question, gold_answer=answer.gold, generated_answer=answer.text
-        )
-        async with gate:
-            reply = await complete(client, judge.model, prompt, JUDGE_TOKENS, json_mode=True)
-        answer.correct = judge_label(reply)
-
-    await asyncio.gather(*(one(answer) for answer in answers))
+async def judge_one(client: AsyncOpenAI, model: str, answer: Answer) -> None:
+    """The judge's verdict on ``answer`` (a failed answer is wrong)."""
+    if answer.failed:
+        answer.correct = False
+        return
+    prompt = JUDGE_PROMPT.format(
+        question=answer.question, gold_answer=answer.gold, generated_answer=answer.text
+    )
+    try:
+        reply = await complete(client, model, prompt, JUDGE_TOKENS, json_mode=True)
+    except Exception:  # counted with the unreadable verdicts
+        return
+    answer.correct = judge_label(reply)
 
 
 GOLD: dict[tuple[str, str], str] = {}
@@ -578,6 +586,7 @@ async def main(args: argparse.Namespace) -> None:
             os.environ.get("BENCH_JUDGE_API_KEY", "") or answerer.api_key,
         )
         feeding = asking = 0.0
+        deadline = started + args.budget_s if args.budget_s else float("inf")
         for conversation in conversations:
             start = time.perf_counter()
             stored = await feed(conversation)
@@ -590,15 +599,16 @@ async def main(args: argparse.Namespace) -> None:
                 conversation,
                 stored,
                 answerer,
+                judge,
                 window=args.window,
                 concurrency=args.concurrency,
                 progress=args.progress,
+                deadline=deadline,
             )
             feeding, asking = feeding + fed - start, asking + time.perf_counter() - fed
-        judging = time.perf_counter()
-        await judge_all(answers, judge, args.concurrency)
-        judging = time.perf_counter() - judging
     questions = [q for c in conversations for q in c.questions]
+    asked = {a.question for a in answers}
+    scored = [q for q in questions if q.text in asked]
     turns = sum(len(c.turns) for c in conversations)
     scope = (
         "the whole dev split"
@@ -609,6 +619,11 @@ async def main(args: argparse.Namespace) -> None:
         f"LoCoMo dev answers end to end: {scope}: {turns} turns, {len(questions)} questions "
         "of categories 1-4 whose evidence lies in them"
     )
+    if len(scored) < len(questions):
+        print(
+            f"time budget ({args.budget_s:g} s) spent: {len(scored)} of {len(questions)} "
+            "questions asked and scored, the rest not run"
+        )
     print(endpoint.described)
     judged_by = "the same model" if judge.model == answerer.model else judge.model
     print(
@@ -617,7 +632,7 @@ async def main(args: argparse.Namespace) -> None:
     )
     print("cells: judge accuracy / F1")
     print()
-    print(table(answers, questions))
+    print(table(answers, scored))
     print()
     extraction_p50 = sorted(COUNTS.seconds)[len(COUNTS.seconds) // 2] if COUNTS.seconds else 0
     print(
@@ -633,9 +648,9 @@ async def main(args: argparse.Namespace) -> None:
     )
     print()
     print(
-        f"time: feeding {feeding:.0f} s, answering {asking:.0f} s, judging "
-        f"{judging:.0f} s, total {time.perf_counter() - started:.0f} s; load average "
-        f"{load_before} before, {real_model.load_average()} after"
+        f"time: feeding {feeding:.0f} s, answering and judging {asking:.0f} s, total "
+        f"{time.perf_counter() - started:.0f} s, {args.concurrency} questions at once; load "
+        f"average {load_before} before, {real_model.load_average()} after"
     )
     if args.answers:
         print()
@@ -660,6 +675,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--window", type=int, default=8192, help="the model's context window, in tokens"
     )
     parser.add_argument("--concurrency", type=int, default=2, help="model calls at once")
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=0,
+        help="ask no question after this many seconds from the start (feeding included)",
+    )
     parser.add_argument("--progress", action="store_true", help="print each answer's time (stderr)")
     parser.add_argument("--answers", action="store_true", help="print every answer, scored")
     return parser.parse_args(argv)

@@ -124,3 +124,12 @@ def test_the_sample_keeps_the_first_sessions_and_the_questions_they_answer(
 def test_replies_that_carry_tool_calls_as_text_are_counted(answers: ModuleType) -> None:
     assert answers.has_tool_markup('{"name": "search_memory", "arguments": {"query": "x"}}')
     assert not answers.has_tool_markup("She went camping at the lake.")
+
+
+def test_a_run_cut_short_has_scored_every_language_alike(extraction: ModuleType) -> None:
+    chosen = extraction.sample(extraction.load(), ["en", "zh", "es"], 2, 1)
+    order = [m["lang"] for m in extraction.interleaved(chosen)]
+    assert order == ["en", "zh", "es"] * 3
+    assert sorted(m["id"] for m in extraction.interleaved(chosen)) == sorted(
+        m["id"] for m in chosen
+    )
