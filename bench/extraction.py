@@ -266,16 +266,27 @@ def table(outcomes: Sequence[Outcome], languages: Sequence[str]) -> str:
 
 
 def goals(outcomes: Sequence[Outcome]) -> str:
-    """The two targets, met or missed."""
+    """The two targets, met or missed (or not run, when a run cut short scored none)."""
     facts = [o for o in outcomes if o.message["fact"]]
     others = [o for o in outcomes if not o.message["fact"]]
-    kept = sum(o.kept and o.right_subject for o in facts) / max(len(facts), 1)
-    stored = sum(bool(o.facts) for o in others) / max(len(others), 1)
-    return (
-        f"targets: facts kept with key words and right subject {kept:.1%} "
-        f"(≥ {GOAL_KEPT:.0%}: {'met' if kept >= GOAL_KEPT else 'MISSED'}); non-facts stored "
-        f"{stored:.1%} (≤ {GOAL_NON_FACTS:.0%}: {'met' if stored <= GOAL_NON_FACTS else 'MISSED'})"
-    )
+    parts = []
+    if facts:
+        kept = sum(o.kept and o.right_subject for o in facts) / len(facts)
+        parts.append(
+            f"facts kept with key words and right subject {kept:.1%} "
+            f"(≥ {GOAL_KEPT:.0%}: {'met' if kept >= GOAL_KEPT else 'MISSED'})"
+        )
+    else:
+        parts.append("facts kept: none run")
+    if others:
+        stored = sum(bool(o.facts) for o in others) / len(others)
+        parts.append(
+            f"non-facts stored {stored:.1%} "
+            f"(≤ {GOAL_NON_FACTS:.0%}: {'met' if stored <= GOAL_NON_FACTS else 'MISSED'})"
+        )
+    else:
+        parts.append("non-facts stored: none run")
+    return "targets: " + "; ".join(parts)
 
 
 def details(outcomes: Sequence[Outcome]) -> list[str]:
@@ -339,16 +350,19 @@ async def extract_one(message: dict[str, Any], context: Context) -> Outcome:
 
 
 def interleaved(chosen: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``chosen`` in the order it is run: one message of each language in turn, so a run
-    cut short by its time budget has scored every language alike.
+    """``chosen`` in the order it is run: one message of each language in turn (within a
+    language, facts and non-facts mixed by the SHA-1 of their id), so a run cut short by
+    its time budget has scored every language, and both kinds, alike.
 
-    >>> [m["id"] for m in interleaved([{"id": "en1", "lang": "en"}, {"id": "en2", "lang": "en"},
-    ...                                 {"id": "zh1", "lang": "zh"}])]
-    ['en1', 'zh1', 'en2']
+    >>> [m["lang"] for m in interleaved([{"id": "en1", "lang": "en"}, {"id": "en2", "lang": "en"},
+    ...                                   {"id": "zh1", "lang": "zh"}])]
+    ['en', 'zh', 'en']
     """
     by_language: dict[str, list[dict[str, Any]]] = {}
-    for message in chosen:
+    for message in sorted(chosen, key=_order):  # facts and non-facts mixed
         by_language.setdefault(message["lang"], []).append(message)
+    languages = list(dict.fromkeys(m["lang"] for m in chosen))
+    by_language = {language: by_language[language] for language in languages}
     rounds = max((len(group) for group in by_language.values()), default=0)
     return [group[n] for n in range(rounds) for group in by_language.values() if n < len(group)]
 

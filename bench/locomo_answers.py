@@ -103,8 +103,7 @@ session.
 </memories>
 
 Answer in a short phrase of a few words. For a question about when, give the date or period, \
-worked out from the session dates (for example "the week before 9 June 2023"). If the \
-memories do not say, give your best guess.
+worked out from the session dates. If the memories do not say, give your best guess.
 
 Question: {question}
 Answer:"""

@@ -87,6 +87,7 @@ def test_the_table_counts_facts_kept_and_non_facts_stored_per_language(
     assert rows[2].split(" | ")[5].strip() == "50% (1/2)"
     assert "non-facts stored 50.0% (≤ 5%: MISSED)" in extraction.goals(outcomes)
     assert "100.0% (≥ 90%: met)" in extraction.goals(outcomes)
+    assert "non-facts stored: none run" in extraction.goals(outcomes[:1])  # not "0%: met"
 
 
 # --------------------------------------------------------------------------- LoCoMo answers
