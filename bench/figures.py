@@ -60,6 +60,8 @@ BENCHES: tuple[Bench, ...] = (
     Bench("locomo", ("bench/locomo.py", "--ablation")),
     Bench("locomo_product", ("bench/locomo_product.py",)),
     Bench("conversations", ("bench/conversations.py",)),
+    Bench("extraction", ("bench/extraction.py",)),
+    Bench("locomo_answers", ("bench/locomo_answers.py",)),
     Bench(
         "recall",
         ("bench/recall.py", "--calibrate"),
