@@ -58,9 +58,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.context import Context
+
 import real_model
 from assistant import extraction
-from assistant.context import Context
 from assistant.memory import UserMemory, list_memories, make_store
 
 HEARD = Path(__file__).parent / "data" / "heard"

@@ -69,6 +69,9 @@ from typing import Any
 from unittest import mock
 
 import snowballstemmer
+from assistant.context import Context
+from assistant.gate import Verdict
+from assistant.state import InputState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -78,12 +81,9 @@ from pydantic import BaseModel
 import locomo_product
 import real_model
 from assistant import models, providers
-from assistant.context import Context
-from assistant.gate import Verdict
 from assistant.graph import builder
 from assistant.memory import list_memories, make_store, recall, save_memory
 from assistant.nodes import remember as remember_node
-from assistant.state import InputState
 from function_model import CallInfo
 from locomo import CATEGORIES, DATA, Conversation, commonly_measured, read_conversation
 
