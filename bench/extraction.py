@@ -13,7 +13,7 @@ What is measured
 
     Each message goes through the product's own extraction path, in process, for a user of
     its own with an empty memory (``InMemoryStore`` with the bundled e5 embeddings,
-    ``make_store()``): ``assistant.extraction.known_facts``, ``decide_operations`` (the
+    ``make_store()``): ``assistant.extraction.extract.known_facts``, ``decide_operations`` (the
     real prompt and the provider's structured-output fallbacks,
     ``assistant.providers``) within the product's extraction timeout, and
     ``UserMemory.apply`` (consolidation, the confidence floor). What is scored is what was
@@ -58,11 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.context import Context
-
 import real_model
-from assistant import extraction
-from assistant.memory import UserMemory, list_memories, make_store
+from assistant.extraction import extract as extraction
+from assistant.memory import UserMemory, list_memories
+from assistant.run.context import Context
+from assistant.server.persistence.stores import make_store
 
 HEARD = Path(__file__).parent / "data" / "heard"
 TEST_PARTS = ("part_e.json", "part_f.json")

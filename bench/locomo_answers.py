@@ -69,9 +69,6 @@ from typing import Any
 from unittest import mock
 
 import snowballstemmer
-from assistant.context import Context
-from assistant.gate import Verdict
-from assistant.state import InputState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -80,10 +77,14 @@ from pydantic import BaseModel
 
 import locomo_product
 import real_model
-from assistant import models, providers
+from assistant.extraction.gate import Verdict
 from assistant.graph import builder
-from assistant.memory import list_memories, make_store, recall, save_memory
+from assistant.inference import models, providers
+from assistant.memory import list_memories, recall, save_memory
 from assistant.nodes import remember as remember_node
+from assistant.run.context import Context
+from assistant.run.state import InputState
+from assistant.server.persistence.stores import make_store
 from function_model import CallInfo
 from locomo import CATEGORIES, DATA, Conversation, commonly_measured, read_conversation
 

@@ -1253,7 +1253,8 @@ async def test_a_rolled_back_message_takes_its_fact_with_it(world: World) -> Non
     messages = (await alice.threads.get_state(thread))["values"]["messages"]
     async with httpx.AsyncClient(base_url=world.server.url, timeout=30) as http:
         audit = (await http.get("/memory/audit", headers=bearer(token("alice")))).json()["audit"]
-    rolled = [entry for entry in audit if entry["action"] == "rollback"]
+    # Other tests of alice's may roll back turns of their own: this one's are about Lyon.
+    rolled = [e for e in audit if e["action"] == "rollback" and "Lyon" in str(e["content"])]
     record(
         "run 1 stores 'Lives in Lyon', run 2 rolls run 1 back",
         "message and fact gone; audit says rollback",
@@ -1308,6 +1309,16 @@ async def test_another_users_event_stream_is_not_found(world: World) -> None:
 FLOOD_RATIO = 2.0
 """A user at a limit may slow another user's requests at most this much against quiet
 (medians measured in the same test, so a slow machine slows both alike)."""
+
+NOISE_S = 0.05
+"""Below this a quiet median is the shared machine's noise, not a baseline: a 16 ms request
+that takes 42 ms on a loaded 2-core machine is not starved (the starvation these tests catch
+took seconds)."""
+
+
+def _slowdown(quiet: float, loaded: float) -> float:
+    """How much the flood slowed the other user: ``loaded`` against quiet (at least `NOISE_S`)."""
+    return loaded / max(quiet, NOISE_S)
 
 
 async def _median_seconds(call: Callable[[], Awaitable[Any]], times: int = 5) -> float:
@@ -1375,7 +1386,7 @@ async def test_one_users_runs_at_the_limit_leave_another_users_runs_quick(
                 headers=mallory,
             )
             loaded = await _flooding(mallorys_run, lambda: _median_seconds(alices_turn))
-    ratio = loaded / quiet
+    ratio = _slowdown(quiet, loaded)
     admitted = burst.count(200)
     record(
         "mallory creates 60 slow runs at once, then keeps creating (ASSISTANT_RUNS_PER_USER=2, "
@@ -1438,7 +1449,7 @@ async def test_one_users_mcp_sessions_at_the_limit_leave_others_connecting(world
             if session := response.headers.get("mcp-session-id"):
                 await http.delete("/memory/mcp", headers={**mallory, "Mcp-Session-Id": session})
         after = await _mcp_initialize(http, mallory)
-    ratio = loaded / quiet
+    ratio = _slowdown(quiet, loaded)
     record(
         "mallory opens 12 MCP sessions, then keeps calling initialize (10/s); alice connects "
         "meanwhile",
@@ -1499,7 +1510,7 @@ async def test_every_field_of_a_fact_is_bounded_and_a_writer_leaves_others_quick
             await asyncio.sleep(0.1)  # a busy client, not a request-rate flood (not limited)
 
         loaded = await _flooding(mallorys_writes, lambda: _median_seconds(alices_me, times=15))
-    ratio = loaded / quiet
+    ratio = _slowdown(quiet, loaded)
     record(
         "mallory puts the largest facts allowed into one turn and searches, in a loop "
         "(10/s); alice's GET /memory/me meanwhile",
