@@ -196,6 +196,15 @@ async def test_json_that_calls_no_offered_tool_stays_in_the_reply(
     assert not providers.profile_for(model).tools_as_text
 
 
+@pytest.mark.parametrize("said", ["", "To forget it, use the `forget_memory` function."])
+async def test_a_reply_that_talks_about_its_tools_is_asked_for_again_without_them(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]], said: str
+) -> None:
+    name, model = model_for("tools_as_text", reply=said)
+    await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert mechanisms(stub, name) == [("chat+tools", 200), ("chat", 200)]
+
+
 async def test_a_refused_key_is_named_without_the_key(
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
 ) -> None:

@@ -382,7 +382,35 @@ async def ainvoke_with_tools(
             error.provider_message or error,
         )
         return reply
-    return _read_written_calls(model, reply, {_tool_name(tool) for tool in tools})
+    names = {_tool_name(tool) for tool in tools}
+    answer = _read_written_calls(model, reply, names)
+    if _talks_instead_of_calling(answer, names):
+        _log_once(
+            model,
+            "tool_talk",
+            "The model %s answered with no words, or talked about its memory tools instead of "
+            "calling them; such a reply is asked for again without the tools.",
+            _describe(model),
+        )
+        return await model.ainvoke(list(messages), config)
+    return answer
+
+
+def _talks_instead_of_calling(reply: BaseMessage, names: set[str]) -> bool:
+    """Whether ``reply`` is no answer for a person: empty, or naming a tool it did not call.
+
+    A small model offered tools may explain them ("use the `search_memory` function") or
+    write nothing; neither is something the user should read.
+
+    >>> _talks_instead_of_calling(AIMessage(content="Use `search_memory`."), {"search_memory"})
+    True
+    >>> _talks_instead_of_calling(AIMessage(content="Noted!"), {"search_memory"})
+    False
+    """
+    if not isinstance(reply, AIMessage) or reply.tool_calls:
+        return False
+    text = reply.text
+    return not text.strip() or any(name in text for name in names)
 
 
 def _tool_name(tool: Any) -> str:
