@@ -85,7 +85,8 @@ def lines(text: str, tag: str) -> list[str]:
 
 def system_prompt(model: FunctionChatModel, index: int = -1) -> str:
     """The system prompt of one of the reply calls `respond` made (the last by default)."""
-    call = model.sent("respond")[index]
+    replies = [c.messages for c in model.calls if c.info.node == "respond" and not c.info.schema]
+    call = replies[index]
     assert isinstance(call[0], SystemMessage)
     return call[0].text
 

@@ -373,9 +373,10 @@ async def test_unknown_fact_id_gets_a_helpful_answer_and_changes_nothing(
 
 
 def search_whenever_tools_are_bound(messages: list[BaseMessage], info: CallInfo) -> AIMessage:
-    """Calls ``search_memory`` every time tools are bound; answers in words otherwise."""
+    """Calls ``search_memory`` (a new query each time) whenever tools are bound; else words."""
     if info.tools:
-        call = {"name": "search_memory", "args": {"query": "tea"}, "id": uuid.uuid4().hex}
+        query = f"tea {len(messages)}"  # the same call again would be answered without tools
+        call = {"name": "search_memory", "args": {"query": query}, "id": uuid.uuid4().hex}
         return AIMessage(content="", tool_calls=[call], id=uuid.uuid4().hex)
     return AIMessage(content="Here is what I found.", id=uuid.uuid4().hex)
 
@@ -403,7 +404,8 @@ async def test_tool_loop_is_bounded_even_when_the_model_ignores_unbound_tools(
     counter = itertools.count()
 
     def call_a_tool(messages: list[BaseMessage]) -> AIMessage:
-        call = {"name": "search_memory", "args": {"query": "tea"}, "id": f"call-{next(counter)}"}
+        n = next(counter)  # a new query each time: the same call again is not run
+        call = {"name": "search_memory", "args": {"query": f"tea {n}"}, "id": f"call-{n}"}
         return AIMessage(content="", tool_calls=[call])
 
     # A few calls more than the bound allows; past them the fake raises AssertionError.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -20,12 +21,14 @@ from langchain_core.messages import (
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
+from assistant.inference import providers
 from assistant.inference.tokens import (
     count_message_tokens,
     count_messages_tokens,
     count_text_tokens,
 )
 from assistant.memory import InvalidUserIdError, recall, save_memory
+from assistant.nodes.requests import MemoryRequest
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
 from assistant.run import prompts
 from assistant.run.context import Context
@@ -33,6 +36,7 @@ from helpers import (
     adds_json,
     between,
     config,
+    current_facts,
     op,
     operations_json,
     quick_timeout,
@@ -152,6 +156,35 @@ async def test_a_small_memory_goes_into_the_prompt_whole(
         "Any idea for a quick snack?", context=Context(recall_limit=2, whole_memory_tokens=20)
     )
     assert len(between(system_prompt(model), "user_facts").splitlines()) == 2
+
+
+async def test_a_model_that_misuses_its_tools_forgets_by_one_structured_question(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    said = "My daughter Lily is allergic to peanuts."
+    lily = op("add", "Daughter Lily is allergic to peanuts", "constraint")
+    forget = json.dumps({"action": "forget", "facts": [1]})
+    model = patch_model(
+        ["Noted.", "Done.", "You're welcome."], structured=[operations_json(lily), forget]
+    )
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat(said)
+        await chat("Please forget what I told you about Lily's allergy.")  # the gate skips it
+        await chat("Thanks!")
+    finally:
+        providers.forget_providers()
+    replies = [c for c in model.calls if c.info.node == "respond" and c.info.schema is None]
+    assert [call.info.tools for call in replies] == [[], [], []]  # no tools, ever
+    asked = [call for call in model.calls if call.info.schema is MemoryRequest]
+    assert (
+        len(asked) == 1 and "1. Daughter Lily is allergic to peanuts" in asked[0].messages[0].text
+    )
+    assert await current_facts(store, "default-user") == []  # forgotten, as the tool would
+    changes = [between(system_prompt(model, n), "memory_changes").strip() for n in (1,)]
+    assert changes == ["- Forgot: Daughter Lily is allergic to peanuts"]
+    assert "memory tools" not in system_prompt(model, 0)  # no line about tools it lacks
+    assert "<memory_changes>" not in system_prompt(model, 2)
 
 
 async def test_recall_limit_and_custom_persona(

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
 from assistant.inference import models, providers
 from assistant.inference.providers import ModelProviderError, Structured, StructuredOutputError
@@ -184,6 +184,8 @@ async def test_tool_calls_written_as_text_become_real_calls_and_leave_no_markup(
     ]
     assert reply.text == "Let me look that up."
     assert providers.profile_for(model).tools_as_text
+    # Such a model also calls them unasked: from now on its replies get none.
+    assert not providers.offers_tools(model)
 
 
 async def test_json_that_calls_no_offered_tool_stays_in_the_reply(
@@ -201,8 +203,28 @@ async def test_a_reply_that_talks_about_its_tools_is_asked_for_again_without_the
     stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]], said: str
 ) -> None:
     name, model = model_for("tools_as_text", reply=said)
+    assert providers.offers_tools(model)
     await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
     assert mechanisms(stub, name) == [("chat+tools", 200), ("chat", 200)]
+    assert not providers.offers_tools(model)
+
+
+async def test_a_model_that_misuses_its_tools_answers_without_them_or_the_turns_tool_round(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    written = '{"name": "search_memory", "arguments": {"query": "cat"}}'
+    name, model = model_for("tools_as_text", reply=f"Your cat is Mochi. {written}")
+    providers.profile_for(model).misuses_tools = True
+    call = ToolCall(name="search_memory", args={"query": "cat"}, id="call_1")
+    turn = [
+        *PROMPT,
+        AIMessage(content="", tool_calls=[call]),
+        ToolMessage(content="k1: Has a cat, Mochi", tool_call_id="call_1"),
+    ]
+    reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, turn)
+    assert reply.text == "Your cat is Mochi." and not reply.tool_calls  # type: ignore[attr-defined]
+    (sent,) = stub.calls(name)
+    assert "tools" not in sent and [m["role"] for m in sent["messages"]] == ["user"]
 
 
 async def test_a_refused_key_is_named_without_the_key(

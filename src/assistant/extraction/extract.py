@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -286,7 +287,25 @@ async def decide_operations(
         [HumanMessage(content=prompt)],
         {"run_name": "remember", "tags": [TAG_NOSTREAM]},
     )
-    return result.operations
+    return [op for op in result.operations if not _unfilled(op)]
+
+
+UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")
+"""A placeholder of the prompt's examples ("<city>", "<城市>") left in a fact's content."""
+
+
+def _unfilled(operation: MemoryOperation) -> bool:
+    """Whether ``operation`` copies one of the prompt's shapes instead of saying a fact.
+
+    >>> def add(content): return MemoryOperation(
+    ...     action="add", content=content, category="location", confidence=0.9)
+    >>> _unfilled(add("Lives in <city>")), _unfilled(add("Lives in Porto"))
+    (True, False)
+    """
+    if operation.content and UNFILLED.search(operation.content):
+        logger.warning("Extraction left a placeholder in a fact; dropped: %r", operation.content)
+        return True
+    return False
 
 
 def outcome(report: ConsolidationReport) -> tuple[str, str]:

@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
@@ -47,6 +47,7 @@ __all__ = [
     "ainvoke_with_tools",
     "extraction_warning",
     "forget_providers",
+    "offers_tools",
     "parse_json_reply",
     "profile_for",
     "record_extraction",
@@ -110,6 +111,12 @@ class ProviderProfile:
     """Whether the provider accepts tools in a chat request."""
     tools_as_text: bool = False
     """Whether it writes tool calls as text instead of making them (read from the text)."""
+    misuses_tools: bool = False
+    """Whether it misuses the memory tools: writes its calls as text, or talks about the
+    tools instead of calling them. Small models that do so also call them when
+    nobody asked, and their descriptions cost a long prompt. Its replies are then offered
+    no tools (and shown no tool round), and a turn that speaks of memory asks it one
+    structured question instead (`assistant.nodes.requests`)."""
     extraction_failures: int = 0
     """Memory extractions that failed in a row."""
     last_extraction_error: str = ""
@@ -360,12 +367,17 @@ async def ainvoke_with_tools(
 
     When a request with tools is rejected (400/422) and the same request without tools
     succeeds, the provider is remembered as having no tools, and the fallback logged once.
+    A model that misuses them (`ProviderProfile.misuses_tools`) answers without them, and
+    without the turn's tool round in view (`_without_tools`).
     """
     profile = profile_for(model)
     if not tools or not profile.tools:
         return await model.ainvoke(list(messages), config)
     if profile.tools_as_text:  # its raw text would stream tool calls to the user
         config = {**(config or {}), "tags": [*(config or {}).get("tags", []), TAG_NOSTREAM]}
+    names = {_tool_name(tool) for tool in tools}
+    if profile.misuses_tools:
+        return await _without_tools(model, messages, names, config)
     try:
         reply = await model.bind_tools(tools).ainvoke(list(messages), config)
     except ModelProviderError as error:
@@ -382,18 +394,89 @@ async def ainvoke_with_tools(
             error.provider_message or error,
         )
         return reply
-    names = {_tool_name(tool) for tool in tools}
     answer = _read_written_calls(model, reply, names)
+    if _repeats_a_call(answer, messages):  # it would only loop: answer in words this time
+        return await _without_tools(model, messages, names, config)
     if _talks_instead_of_calling(answer, names):
+        profile.misuses_tools = True
         _log_once(
             model,
             "tool_talk",
             "The model %s answered with no words, or talked about its memory tools instead of "
-            "calling them; such a reply is asked for again without the tools.",
+            "calling them; such a reply is asked for again without the tools, and from now on "
+            "its replies get no tools and its memory requests are asked as a structured "
+            "question.",
             _describe(model),
         )
-        return await model.ainvoke(list(messages), config)
+        return await _without_tools(model, messages, names, config)
     return answer
+
+
+async def _without_tools(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    names: set[str],
+    config: RunnableConfig | None,
+) -> BaseMessage:
+    """The answer to ``messages`` asked for again with no tools and no tool round in view.
+
+    The turn's calls and their results go: a small model shown them goes on writing calls
+    as text. Any call it still writes is taken out of the text.
+    """
+    last_human = max(
+        (i for i, message in enumerate(messages) if isinstance(message, HumanMessage)), default=-1
+    )
+    kept = [
+        message
+        for i, message in enumerate(messages)
+        if i <= last_human
+        or not (isinstance(message, ToolMessage) or getattr(message, "tool_calls", None))
+    ]
+    reply = await model.ainvoke(kept, config)
+    if not isinstance(reply, AIMessage):
+        return reply
+    calls, rest = tool_calls_in_text(reply.text, names)
+    return reply.model_copy(update={"content": rest}) if calls else reply
+
+
+def _repeats_a_call(reply: BaseMessage, messages: Sequence[BaseMessage]) -> bool:
+    """Whether every call in ``reply`` was already made, with the same arguments, this turn.
+
+    >>> call = ToolCall(name="search_memory", args={"query": "cat"}, id="1")
+    >>> turn = [HumanMessage("hi"), AIMessage(content="", tool_calls=[call])]
+    >>> _repeats_a_call(AIMessage(content="", tool_calls=[{**call, "id": "2"}]), turn)
+    True
+    >>> _repeats_a_call(AIMessage(content="", tool_calls=[{**call, "args": {}}]), turn)
+    False
+    """
+    calls = getattr(reply, "tool_calls", None)
+    if not calls:
+        return False
+    made: list[tuple[str, Any]] = []
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        made += [(c["name"], c["args"]) for c in getattr(message, "tool_calls", None) or []]
+    return all((call["name"], call["args"]) in made for call in calls)
+
+
+def offers_tools(model: BaseChatModel) -> bool:
+    """Whether a reply of ``model`` is offered the memory tools.
+
+    Not when its provider takes no tools, nor once it was seen to misuse them
+    (`ProviderProfile.misuses_tools`).
+
+    >>> from langchain_core.language_models import GenericFakeChatModel
+    >>> forget_providers()
+    >>> model = GenericFakeChatModel(messages=iter([]))
+    >>> offers_tools(model)
+    True
+    >>> profile_for(model).misuses_tools = True
+    >>> offers_tools(model)
+    False
+    """
+    profile = profile_for(model)
+    return profile.tools and not profile.misuses_tools
 
 
 def _talks_instead_of_calling(reply: BaseMessage, names: set[str]) -> bool:
@@ -430,11 +513,14 @@ def _read_written_calls(model: BaseChatModel, reply: BaseMessage, names: set[str
     calls, rest = tool_calls_in_text(reply.text, names)
     if not calls:
         return reply
-    profile_for(model).tools_as_text = True
+    profile = profile_for(model)
+    profile.tools_as_text = profile.misuses_tools = True
     _log_once(
         model,
         "tools_as_text",
-        "The model %s writes its tool calls as text; reading them from the text from now on.",
+        "The model %s writes its tool calls as text; reading them from the text this time, "
+        "and from now on its replies get no tools and its memory requests are asked as a "
+        "structured question.",
         _describe(model),
     )
     return AIMessage(

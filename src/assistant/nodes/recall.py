@@ -84,6 +84,7 @@ class Recalled:
         tokens += sum(count_text_tokens(episode["content"]) for episode in self.episodes)
         return TurnMetrics(
             message_id=message_id,
+            started_at=datetime.now(UTC).isoformat(),
             profile_fact_ids=[fact["id"] for fact in self.profile],
             recalled_fact_ids=[fact["id"] for fact in self.facts],
             episode_thread_ids=[episode["thread_id"] for episode in self.episodes],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from langchain_core.messages import (
     AIMessage,
@@ -18,7 +18,9 @@ from langgraph.runtime import Runtime
 from assistant.inference import models, providers
 from assistant.inference.provider_errors import ModelProviderError
 from assistant.inference.tokens import count_messages_tokens
-from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.nodes import requests
+from assistant.nodes.requests import Outcome
+from assistant.nodes.tools import MEMORY_TOOLS, asks_about_memory
 from assistant.run.context import Context
 from assistant.run.prompting import (
     FittedPrompt,
@@ -27,6 +29,7 @@ from assistant.run.prompting import (
     mark_unanswered,
     skip_unanswered,
 )
+from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
 
 MAX_TOOL_ROUNDS = 3
@@ -70,10 +73,17 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
         return [SystemMessage(content=fitted.system), *fitted.messages]
 
-    fitted = _fit(state, context, mark_unanswered(messages))
-    prompt = prompt_of(fitted)
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
     tools = MEMORY_TOOLS if tools_allowed else []
+    offered = tools_allowed and providers.offers_tools(model)
+    done = Outcome()
+    if tools_allowed and not offered and _speaks_of_memory(messages):
+        # A model without the tools (its provider has none, or it misuses them): its
+        # memory request as one structured question.
+        done = await requests.carry_out(node_scope(runtime), context.model, messages[-1].text)
+        state = _without_gone(state, done.gone)
+    fitted = _fit(state, context, mark_unanswered(messages), tools=offered, done=done.done)
+    prompt = prompt_of(fitted)
     try:
         response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     except Exception as error:
@@ -81,7 +91,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
             raise
         # The unanswered message may be what the model cannot take: answer without it
         # rather than fail every later turn of the thread.
-        fitted = _fit(state, context, skip_unanswered(messages))
+        fitted = _fit(state, context, skip_unanswered(messages), tools=offered, done=done.done)
         prompt = prompt_of(fitted)
         response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     if not isinstance(response, AIMessage):
@@ -110,11 +120,18 @@ def _model_down(error: BaseException) -> bool:
     return isinstance(error, ModelProviderError) and error.kind in DOWN_KINDS
 
 
-def _fit(state: State, context: Context, messages: Sequence[BaseMessage]) -> FittedPrompt:
+def _fit(
+    state: State,
+    context: Context,
+    messages: Sequence[BaseMessage],
+    *,
+    tools: bool,
+    done: Sequence[str] = (),
+) -> FittedPrompt:
     """The reply prompt for ``messages`` with the turn's memory, fitted to the budgets."""
     return fit_prompt(
         persona=context.system_prompt,
-        now=datetime.now().astimezone(),
+        now=_turn_time(state),
         profile=state.get("profile", []),
         facts=state.get("recalled", []),
         episodes=state.get("episodes", []),
@@ -122,7 +139,24 @@ def _fit(state: State, context: Context, messages: Sequence[BaseMessage]) -> Fit
         messages=messages,
         max_context_tokens=context.max_context_tokens,
         max_prompt_tokens=context.max_prompt_tokens,
+        tools=tools,
+        done=done,
     )
+
+
+def _turn_time(state: State) -> datetime:
+    """When the turn started, in the server's time zone: the same for each of its reply calls.
+
+    >>> from datetime import UTC
+    >>> started = datetime(2026, 3, 1, 10, tzinfo=UTC)
+    >>> _turn_time({"metrics": {"started_at": started.isoformat()}}) == started
+    True
+    """
+    try:
+        at = datetime.fromisoformat(state.get("metrics", {}).get("started_at", ""))
+    except ValueError:  # a turn that did not pass through recall, or a record broken by hand
+        at = datetime.now(UTC)
+    return at.astimezone()
 
 
 def tool_rounds(messages: Sequence[BaseMessage]) -> int:
@@ -134,6 +168,22 @@ def tool_rounds(messages: Sequence[BaseMessage]) -> int:
         if isinstance(message, AIMessage) and message.tool_calls:
             rounds += 1
     return rounds
+
+
+def _speaks_of_memory(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the latest message is the user's and asks about memory (`asks_about_memory`)."""
+    return isinstance(messages[-1], HumanMessage) and asks_about_memory(messages[-1].text)
+
+
+def _without_gone(state: State, gone: Sequence[str]) -> State:
+    """``state`` without the facts just forgotten or corrected in the prompt's blocks."""
+    if not gone:
+        return state
+    return {
+        **state,
+        "profile": [fact for fact in state.get("profile", []) if fact["id"] not in gone],
+        "recalled": [fact for fact in state.get("recalled", []) if fact["id"] not in gone],
+    }
 
 
 def _is_blank(message: BaseMessage) -> bool:

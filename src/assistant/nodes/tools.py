@@ -9,6 +9,7 @@ the speaker's own memory. Deletions and corrections are written to the audit tra
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.tools import BaseTool, tool
@@ -19,7 +20,13 @@ from assistant.memory import CHAT_VIA
 from assistant.run.context import Context
 from assistant.run.scope import tool_scope
 
-__all__ = ["MEMORY_TOOLS", "correct_memory", "forget_memory", "search_memory"]
+__all__ = [
+    "MEMORY_TOOLS",
+    "asks_about_memory",
+    "correct_memory",
+    "forget_memory",
+    "search_memory",
+]
 
 SEARCH_LIMIT = 20
 """Most facts one search returns to the model."""
@@ -85,3 +92,39 @@ async def correct_memory(fact_id: str, corrected: str, runtime: ToolRuntime[Cont
 
 MEMORY_TOOLS: list[BaseTool] = [search_memory, forget_memory, correct_memory]
 """The tools `respond` binds to the chat model."""
+
+
+ABOUT_MEMORY = re.compile(
+    r"remember|recall|memor|forget|forgot|delete|erase|\bcorrect|\bwrong\b|you know about me"
+    r"|记得|记住|记忆|忘|删|更正|纠正|改正|你知道我|記得|記住|記憶|刪"
+    r"|覚え|忘れ|削除|記憶|訂正|기억|잊|삭제|정정"
+    r"|erinner|vergiss|vergessen|lösch|gedächtnis|korrigier|merk dir|merkst"
+    r"|souvien|souvenir|oubli|supprim|effac|mémoire|corrig"
+    r"|recuerd|olvid|borra|elimin|memoria|lembr|esquec|apag|memória"
+    r"|ricord|dimentic|cancell"
+    r"|помни|помнишь|забудь|забыть|удали|памят|исправ"
+    r"|onthoud|herinner|vergeet|verwijder|geheugen"
+    r"|hatırla|unut|sil\b|pamięt|zapomnij|usuń|nhớ|quên|xóa|ingat|lupa|hapus"
+    r"|تذكر|انس|احذف|याद|भूल|हटा",
+    re.IGNORECASE,
+)
+"""Words that ask what the assistant remembers, or to forget or correct it, in the
+languages our users write most. It errs towards yes: a word too many only offers the tools."""
+
+
+def asks_about_memory(text: str) -> bool:
+    """Whether a message may ask what is remembered, or to forget or correct a memory.
+
+    `respond` offers the memory tools to a model that misuses them (see
+    `assistant.inference.providers.ProviderProfile.tools_on_request`) only on such turns.
+
+    >>> asks_about_memory("Please forget that I live in Lisbon.")
+    True
+    >>> asks_about_memory("你还记得我女儿叫什么吗？")
+    True
+    >>> asks_about_memory("Vergiss bitte meine alte Adresse.")
+    True
+    >>> asks_about_memory("My daughter Lily is allergic to peanuts.")
+    False
+    """
+    return bool(ABOUT_MEMORY.search(text))

@@ -38,6 +38,9 @@ class TurnMetrics(TypedDict, total=False):
 
     message_id: str
     """The user message the turn answered; a new one starts a new record."""
+    started_at: str
+    """When the turn started (ISO 8601): the time every reply call of the turn is shown,
+    so a tool round does not change the prompt a provider's cache holds."""
     profile_fact_ids: list[str]
     """Keys of the pinned facts in the `<user_profile>` block."""
     recalled_fact_ids: list[str]
