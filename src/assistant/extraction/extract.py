@@ -291,11 +291,12 @@ async def decide_operations(
 
 
 UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")
-"""A placeholder of the prompt's examples ("<city>", "<城市>") left in a fact's content."""
+"""A blank left in a fact's content ("<unknown>", "<city>"): a small model shown a template
+fills it in instead of saying what the user said."""
 
 
 def _unfilled(operation: MemoryOperation) -> bool:
-    """Whether ``operation`` copies one of the prompt's shapes instead of saying a fact.
+    """Whether ``operation`` is a template with blanks instead of a fact.
 
     >>> def add(content): return MemoryOperation(
     ...     action="add", content=content, category="location", confidence=0.9)
