@@ -61,7 +61,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("locomo_product", ("bench/locomo_product.py",)),
     Bench("conversations", ("bench/conversations.py",)),
     Bench("extraction", ("bench/extraction.py",)),
-    Bench("locomo_answers", ("bench/locomo_answers.py",)),
+    Bench("locomo_answers", ("bench/locomo_answers.py", "--sessions", "2")),
     Bench(
         "recall",
         ("bench/recall.py", "--calibrate"),
