@@ -269,7 +269,7 @@ class E5Embeddings(Embeddings):
         try:
             with self._model() as model:
                 rows: Any = model.query(texts) if query else model.passage(texts)
-            vectors = [[float(x) for x in row] for row in rows.reshape(len(texts), -1)]
+            vectors = rows.reshape(len(texts), -1).tolist()  # in C: this thread holds the GIL
         except BaseException as error:  # every waiter gets it (and nothing stays "running")
             self._settle(jobs, error)
             return
@@ -339,6 +339,14 @@ class E5Embeddings(Embeddings):
     async def aembed_query(self, text: str) -> list[float]:
         """:meth:`embed_query` without blocking the event loop."""
         return (await self._aembed([text], query=True))[0]
+
+    async def aembed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Several search queries, as :meth:`aembed_query` embeds each, in one request.
+
+        The texts wait for a model copy together and are embedded in one call where the
+        queue allows, instead of one model round after another.
+        """
+        return await self._aembed(texts, query=True)
 
     def prefetch_query(self, text: str) -> None:
         """Start embedding ``text`` as a query, for the current user, and return at once.
