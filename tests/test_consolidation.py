@@ -246,6 +246,26 @@ async def test_moving_city_through_the_graph_leaves_one_current_location(
 # --------------------------------------------------------------------------- skip
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("I live in Lisbon with my partner.", "I live in Porto with my partner."),
+        ("住在杭州", "住在成都"),
+    ],
+)
+async def test_an_update_that_replaces_the_place_is_a_supersede(
+    store: InMemoryStore, before: str, after: str
+) -> None:
+    # A small model "refines" the old city into the new one; the old stays as history.
+    old_key = await save_memory(store, USER, before, category="location")
+    report = await apply(
+        store, ops(op("update", after, "location", target=1)), await known(store, old_key)
+    )
+    assert report.updated == [] and report.superseded == [old_key]
+    assert await current_facts(store, USER) == [after]
+    assert (await value(store, old_key))["status"] == "superseded"
+
+
 async def test_skip_stores_nothing_and_counts_the_mention(store: InMemoryStore) -> None:
     key = await save_memory(store, USER, "Lives in Hangzhou", category="location")
     report = await apply(

@@ -187,6 +187,24 @@ async def test_a_model_that_misuses_its_tools_forgets_by_one_structured_question
     assert "<memory_changes>" not in system_prompt(model, 2)
 
 
+async def test_a_forget_answered_with_tool_talk_is_carried_out_in_the_same_turn(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Plays the cello", category="preference")
+    forget = json.dumps({"action": "forget", "facts": [1]})
+    model = patch_model(
+        ["Use `forget_memory` for that.", "Sure.", "I've forgotten that you play the cello."],
+        structured=[forget],
+    )
+    try:
+        state = await chat("Please forget that I play the cello.")  # the gate skips it
+    finally:
+        providers.forget_providers()
+    assert state["messages"][-1].text == "I've forgotten that you play the cello."
+    assert await current_facts(store, "default-user") == []
+    assert "- Forgot: Plays the cello" in between(system_prompt(model), "memory_changes")
+
+
 async def test_recall_limit_and_custom_persona(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

@@ -44,6 +44,7 @@ from assistant.config.settings import get_model_settings
 from assistant.extraction import hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
+from assistant.memory.wording import foreign_script
 from assistant.run import prompts
 from assistant.run.context import Context
 from assistant.run.history import truncate_text
@@ -287,15 +288,29 @@ async def decide_operations(
         [HumanMessage(content=prompt)],
         {"run_name": "remember", "tags": [TAG_NOSTREAM]},
     )
-    return [op for op in result.operations if not _unfilled(op)]
+    return [op for op in result.operations if not _unfilled(op) and not _invented(op, text)]
 
 
 UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")
-"""A placeholder of the prompt's examples ("<city>", "<城市>") left in a fact's content."""
+"""A blank left in a fact's content ("<unknown>", "<city>"): a small model shown a template
+fills it in instead of saying what the user said."""
+
+
+def _invented(operation: MemoryOperation, text: str) -> bool:
+    """Whether ``operation`` writes a fact in a script the message does not use at all.
+
+    >>> _invented(MemoryOperation(action="add", content="住在北京", category="location",
+    ...     confidence=0.9), "Ich wohne seit letztem Jahr in München")
+    True
+    """
+    if operation.action != "skip" and foreign_script(operation.content, text):
+        logger.warning("Extraction wrote a fact the message does not say; dropped: %r", operation)
+        return True
+    return False
 
 
 def _unfilled(operation: MemoryOperation) -> bool:
-    """Whether ``operation`` copies one of the prompt's shapes instead of saying a fact.
+    """Whether ``operation`` is a template with blanks instead of a fact.
 
     >>> def add(content): return MemoryOperation(
     ...     action="add", content=content, category="location", confidence=0.9)

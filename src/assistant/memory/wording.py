@@ -16,7 +16,14 @@ from collections.abc import Iterable
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import FORGOTTEN
 
-__all__ = ["MIN_QUOTED_CHARS", "normalize_fact", "quotes_fact", "redact_text"]
+__all__ = [
+    "MIN_QUOTED_CHARS",
+    "drops_names",
+    "foreign_script",
+    "normalize_fact",
+    "quotes_fact",
+    "redact_text",
+]
 
 
 def normalize_fact(content: str) -> str:
@@ -71,3 +78,47 @@ def redact_text(text: str, facts: Iterable[str]) -> str:
         pattern = r"\s+".join(re.escape(word) for word in words)
         text = re.sub(pattern, FORGOTTEN, text, flags=re.IGNORECASE)
     return text
+
+
+_NAME = re.compile(r"(?<![\w'])(?:[^\W\d_a-z][\w'-]+|\d[\d.,:/-]*)")
+"""A capitalised word (a name, a place, or a sentence's first word) or a number."""
+_WIDE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+"""One Chinese, Japanese or Korean character."""
+
+MIN_KEPT_WIDE_SHARE = 0.6
+"""A CJK fact reworded keeping less than this share of its characters says something else."""
+
+
+def drops_names(before: str, after: str) -> bool:
+    """Whether ``after`` no longer says a name, place or number that ``before`` says.
+
+    A small model asked to refine a fact sometimes rewrites it into another one ("I live
+    in Lisbon" "refined" to "I live in Porto"): that is a replacement, whose old wording
+    must stay as history (`assistant.memory.consolidate`). For Chinese, Japanese and Korean
+    facts, which have no capitals, it is the share of characters kept.
+
+    >>> drops_names("Lives in Lisbon with partner", "Lives in Porto with partner")
+    True
+    >>> drops_names("Works as a nurse", "Works as a senior nurse at Ruijin Hospital")
+    False
+    >>> drops_names("住在杭州", "住在成都"), drops_names("在医院当护士", "在医院当护士长")
+    (True, False)
+    """
+    kept = after.casefold()
+    if any(name.casefold() not in kept for name in _NAME.findall(before)):
+        return True
+    wide = _WIDE_CHAR.findall(before)
+    return bool(wide) and sum(char in after for char in wide) < MIN_KEPT_WIDE_SHARE * len(wide)
+
+
+def foreign_script(fact: str, said: str) -> bool:
+    """Whether ``fact`` is Chinese, Japanese or Korean while what was ``said`` has none of it.
+
+    The model is asked to write a fact in the language of the message; a small one that
+    answers a German message with "住在北京" has not read it but invented from the other
+    facts it was shown.
+
+    >>> foreign_script("住在北京", "Ich wohne in München"), foreign_script("住在杭州", "我住在杭州")
+    (True, False)
+    """
+    return is_cjk_text(fact) and not _WIDE_CHAR.search(said)

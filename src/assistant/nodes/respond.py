@@ -96,6 +96,22 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     if not isinstance(response, AIMessage):
         raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
+    if (
+        offered
+        and not response.tool_calls
+        and not providers.offers_tools(model)
+        and _speaks_of_memory(messages)
+    ):
+        # Found to misuse its tools on this very turn, a memory request unanswered: carry
+        # it out as it will be from now on, and answer again with what was done.
+        done = await requests.carry_out(node_scope(runtime), context.model, messages[-1].text)
+        if done.done:
+            state = _without_gone(state, done.gone)
+            fitted = _fit(state, context, mark_unanswered(messages), tools=False, done=done.done)
+            prompt = prompt_of(fitted)
+            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
+            if not isinstance(response, AIMessage):
+                raise TypeError(f"The chat model returned {type(response).__name__}")
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
