@@ -63,7 +63,8 @@ test-real: install
 	$(BIN)/python examples/local_model.py fetch
 	$(BIN)/pytest -m real_model -n 0 tests/e2e/test_real_model_e2e.py
 
-## Rerun every benchmark and write its figures into bench/RESULTS.md (minutes; needs the peers).
+## Rerun every benchmark, write its figures into bench/RESULTS.md and print each target, met or
+## missed (minutes; needs the peers).
 bench: install
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/figures.py

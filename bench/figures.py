@@ -13,6 +13,9 @@ regenerated with it. Timing benchmarks are regenerated but never checked. The re
 reads its texts' e5 vectors from ``bench/expected/recall_vectors.npz`` (written when
 regenerating): e5's last bits differ between processors, enough to reorder near-ties.
 
+While it runs it prints each target a benchmark names (its line with "met", "meets",
+"missed" or "misses"), marked met or MISSED, and at the end how many were met and missed.
+
 ``--only NAME[,NAME]`` limits either mode to some benchmarks.
 """
 
@@ -33,6 +36,9 @@ RESULTS = ROOT / "bench" / "RESULTS.md"
 EXPECTED = ROOT / "bench" / "expected"
 OUTPUTS = (":(exclude)bench/RESULTS.md", ":(exclude)bench/expected")
 """What this command writes, as git pathspecs that leave it out."""
+
+VERDICT = re.compile(r"\b(?P<met>met|meets)\b|\b(?P<missed>missed|misses)\b", re.IGNORECASE)
+"""How a benchmark says whether a target was reached, in the line that names the target."""
 
 VOLATILE = re.compile(r"^(run time:|  \[\w+\] turn \d+/\d+|ingest \(s|network attempts:)")
 """Lines that vary between runs of a deterministic benchmark (timings, progress)."""
@@ -169,13 +175,34 @@ def block(name: str, text: str) -> re.Match[str]:
     return match
 
 
+def targets(output: str) -> list[tuple[bool, str]]:
+    r"""Each target line of ``output``, with whether it was met.
+
+    >>> targets("Goal ≤ 1.4 calls/turn: 1.390 -> MET\nsome figure: 3")
+    [(True, 'Goal ≤ 1.4 calls/turn: 1.390 -> MET')]
+    >>> targets("ratio 0.53 (goal >= 0.8: misses by 0.27)")
+    [(False, 'ratio 0.53 (goal >= 0.8: misses by 0.27)')]
+    """
+    found = []
+    for line in output.splitlines():
+        verdict = VERDICT.search(line)
+        if verdict is not None:
+            found.append((verdict["met"] is not None, line.strip()))
+    return found
+
+
 def regenerate(benches: list[Bench]) -> None:
-    """Run every benchmark and rewrite its RESULTS.md block and expected slice."""
+    """Run every benchmark, rewrite its RESULTS.md block and expected slice, print its targets."""
     EXPECTED.mkdir(exist_ok=True)
     sha = commit()
+    met = missed = 0
     for bench in benches:
         print(f"running {' '.join(bench.command)} ...", flush=True)
-        output = paragraphs(stable(run(bench.command)), bench.keep).rstrip() + "\n"
+        full = stable(run(bench.command))
+        for reached, line in targets(full):
+            print(f"  {'met   ' if reached else 'MISSED'}  {line}", flush=True)
+            met, missed = met + reached, missed + (not reached)
+        output = paragraphs(full, bench.keep).rstrip() + "\n"
         attrs = f" commit={sha}"
         if bench.slice is not None:
             sliced = stable(run((*bench.slice, *bench.refresh)))
@@ -191,6 +218,7 @@ def regenerate(benches: list[Bench]) -> None:
             + text[match.end() :]
         )
         RESULTS.write_text(text, encoding="utf-8")
+    print(f"targets: {met} met, {missed} missed")
 
 
 def check(benches: list[Bench]) -> list[str]:

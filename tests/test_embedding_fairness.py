@@ -102,6 +102,7 @@ def make_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], E
         monkeypatch.setattr(E5Embeddings, "_cache", type(E5Embeddings._cache)())
         monkeypatch.setattr(E5Embeddings, "_running", {})
         monkeypatch.setattr(E5Embeddings, "_queue", FairQueue())
+        monkeypatch.setattr(E5Embeddings, "_draining", 0)
         made.append(Embedder(model=model, executor=executor, embeddings=E5Embeddings()))
         return made[-1]
 

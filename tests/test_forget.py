@@ -119,8 +119,12 @@ async def seed_a_moved_user(store: BaseStore) -> tuple[str, str]:
 
 
 async def test_forgetting_a_fact_takes_its_words_out_of_everything_memory_keeps(
-    store: InMemoryStore,
+    store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from assistant.inference.e5 import E5Embeddings
+
+    # The bundled embedder's cache is the process's: earlier tests' texts must not count here.
+    monkeypatch.setattr(E5Embeddings, "_cache", type(E5Embeddings._cache)())
     hangzhou, chengdu = await seed_a_moved_user(store)
     assert words_left(await everything_kept_for(store, USER)) == ["hangzhou", "chengdu"]
 

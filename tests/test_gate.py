@@ -187,9 +187,9 @@ def test_the_shipped_classifier_reads_e5_vectors_and_says_how_it_was_made() -> N
 
 
 async def test_a_failing_embedder_is_not_the_gates_to_hide(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def broken(self: object, text: str) -> list[float]:
+    async def broken(self: object, texts: list[str]) -> list[list[float]]:
         raise RuntimeError("embedder down")
 
-    monkeypatch.setattr(gate.models.E5Embeddings, "aembed_query", broken)
+    monkeypatch.setattr(gate.models.E5Embeddings, "aembed_queries", broken)
     with pytest.raises(RuntimeError):
         await judge("Moved to Lisbon in March.")

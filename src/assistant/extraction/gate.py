@@ -331,11 +331,10 @@ async def fact_score(text: str, *, classifier: Classifier = CLASSIFIER) -> float
     Quoted and fenced material is left out (`own_words`), unless nothing else is left.
     """
     text = own_words(text) if _words(own_words(text)) else text
-    embeddings = models.E5Embeddings()
-    scores = [classifier.score(await embeddings.aembed_query(text))]
-    for sentence in statements(text):
-        scores.append(classifier.score(await embeddings.aembed_query(sentence)))
-    return max(scores)
+    # The whole message's vector is usually ready (recall's query, prefetched when the run
+    # was created); its statements are embedded together, in one request.
+    vectors = await models.E5Embeddings().aembed_queries([text, *statements(text)])
+    return max(classifier.score(vector) for vector in vectors)
 
 
 async def judge(text: str, *, classifier: Classifier = CLASSIFIER) -> Verdict:

@@ -157,6 +157,8 @@ class E5Embeddings(Embeddings):
     """Jobs queued or being embedded, by key."""
     _queue = FairQueue()
     """Jobs waiting for a model copy."""
+    _draining = 0
+    """Embedding threads draining the queue, or asked to (at most `copies`)."""
 
     def _limits(self) -> Limits:
         return Limits(
@@ -230,11 +232,17 @@ class E5Embeddings(Embeddings):
                     new.append(job)
                 job.waiters += waiting
                 jobs.append(job)
-        for _ in range(min(len(new), self.copies)):
+            # A thread already draining takes the new jobs too: only the copies idle now are
+            # woken, so a burst of texts costs the event loop one hand-off per copy, not one
+            # per text.
+            wake = max(0, min(len(new), self.copies - E5Embeddings._draining))
+            E5Embeddings._draining += wake
+        for woken in range(wake):
             try:
                 self._load().submit(self._drain)
             except RuntimeError as error:  # the pool is shut down: the process is exiting
                 with self._jobs_lock:
+                    E5Embeddings._draining -= wake - woken
                     for job in new:
                         self._queue.drop(job)
                 self._settle(new, error)
@@ -249,19 +257,25 @@ class E5Embeddings(Embeddings):
         finds nothing it may run stops; the threads of the calls under way carry on.
         """
         limits = self._limits()
-        while True:
-            with self._jobs_lock:
-                batch = self._queue.take(limits)
-            if not batch:
-                return
-            try:
-                for query in (True, False):
-                    jobs = [job for job in batch if job.key[1] is query]
-                    if jobs:
-                        self._embed_now(jobs, query)
-            finally:
+        try:
+            while True:
                 with self._jobs_lock:
-                    self._queue.finish(batch, limits)
+                    batch = self._queue.take(limits)
+                    if not batch:  # stops draining under the lock `_jobs` wakes threads under
+                        E5Embeddings._draining -= 1
+                        return
+                try:
+                    for query in (True, False):
+                        jobs = [job for job in batch if job.key[1] is query]
+                        if jobs:
+                            self._embed_now(jobs, query)
+                finally:
+                    with self._jobs_lock:
+                        self._queue.finish(batch, limits)
+        except BaseException:  # never expected; the next text must still wake a thread
+            with self._jobs_lock:
+                E5Embeddings._draining -= 1
+            raise
 
     def _embed_now(self, jobs: list[Job], query: bool) -> None:
         """Embed the jobs' texts in one call and settle their futures (embedding thread)."""
@@ -269,7 +283,7 @@ class E5Embeddings(Embeddings):
         try:
             with self._model() as model:
                 rows: Any = model.query(texts) if query else model.passage(texts)
-            vectors = [[float(x) for x in row] for row in rows.reshape(len(texts), -1)]
+            vectors = rows.reshape(len(texts), -1).tolist()  # in C: this thread holds the GIL
         except BaseException as error:  # every waiter gets it (and nothing stays "running")
             self._settle(jobs, error)
             return
@@ -339,6 +353,14 @@ class E5Embeddings(Embeddings):
     async def aembed_query(self, text: str) -> list[float]:
         """:meth:`embed_query` without blocking the event loop."""
         return (await self._aembed([text], query=True))[0]
+
+    async def aembed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Several search queries, as :meth:`aembed_query` embeds each, in one request.
+
+        The texts wait for a model copy together and are embedded in one call where the
+        queue allows, instead of one model round after another.
+        """
+        return await self._aembed(texts, query=True)
 
     def prefetch_query(self, text: str) -> None:
         """Start embedding ``text`` as a query, for the current user, and return at once.

@@ -122,11 +122,14 @@ def _usable_content(operation: MemoryOperation, min_confidence: float) -> str | 
 async def _embed_together(
     store: BaseStore, operations: Sequence[MemoryOperation], min_confidence: float
 ) -> None:
-    """Embed every text this turn may write in one call, before the writes ask one by one.
+    """Embed every text this turn may write in one call, before the first write.
 
     The bundled embeddings keep what they embed, so each write then finds its vector ready
-    instead of waiting for the model once per fact. A served model keeps nothing, so it
-    is left to embed as each write asks (and a failure here is left to the write).
+    instead of waiting for the model once per fact; and the store's own index, which embeds
+    a written text in a background task that knows no user, finds it cached too (a single
+    fact written first and embedded after was embedded twice, once for each). A served
+    model keeps nothing, so it is left to embed as each write asks (and a failure here is
+    left to the write).
     """
     from assistant.inference.models import E5Embeddings
     from assistant.memory.search.index import store_embeddings
@@ -138,7 +141,7 @@ async def _embed_together(
         if operation.action in ("add", "update", "supersede")
         and (content := _usable_content(operation, min_confidence)) is not None
     ]
-    if len(texts) > 1 and isinstance(embeddings, E5Embeddings):
+    if texts and isinstance(embeddings, E5Embeddings):
         with suppress(Exception):
             await embeddings.aembed_documents(texts)
 
