@@ -60,6 +60,7 @@ __all__ = [
     "extract",
     "hold",
     "known_facts",
+    "numbered",
     "record",
     "release_held",
     "unheard",
@@ -275,11 +276,7 @@ async def decide_operations(
     """
     prompt = prompts.EXTRACTION_PROMPT.format(
         categories=", ".join(CATEGORIES),
-        known_facts="\n".join(
-            f"{number}. {as_data(str(item.value.get('content', '')), one_line=True)}"
-            for number, item in enumerate(known, 1)
-        )
-        or "(none)",
+        known_facts=numbered(known) or "(none)",
         message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
     result = await providers.ainvoke_structured(
@@ -321,6 +318,14 @@ def _unfilled(operation: MemoryOperation) -> bool:
         logger.warning("Extraction left a placeholder in a fact; dropped: %r", operation.content)
         return True
     return False
+
+
+def numbered(known: Sequence[Item]) -> str:
+    """The ``known`` facts one a line, numbered from 1, as data: what a prompt's targets name."""
+    return "\n".join(
+        f"{number}. {as_data(str(item.value.get('content', '')), one_line=True)}"
+        for number, item in enumerate(known, 1)
+    )
 
 
 def outcome(report: ConsolidationReport) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, Field
 
-from assistant.extraction.extract import known_facts
+from assistant.extraction.extract import known_facts, numbered
 from assistant.inference import models, providers
 from assistant.memory import CHAT_VIA
 from assistant.run import prompts
@@ -73,11 +73,7 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
         if not known:
             return Outcome()
         prompt = prompts.MEMORY_REQUEST_PROMPT.format(
-            known_facts="\n".join(
-                f"{number}. {as_data(str(item.value.get('content', '')), one_line=True)}"
-                for number, item in enumerate(known, 1)
-            ),
-            message=as_data(truncate_text(text, MAX_REQUEST_TOKENS)),
+            known_facts=numbered(known), message=as_data(truncate_text(text, MAX_REQUEST_TOKENS))
         )
         request = await providers.ainvoke_structured(
             models.get_chat_model(model_name),
