@@ -174,7 +174,7 @@ async def test_a_long_threads_summary_keeps_the_facts(
 ) -> None:
     user = unique("talker")
     thread = await new_thread(sdk)
-    budget = {"max_context_tokens": 250, "keep_recent_tokens": 60, **HOLD_NOTHING}
+    budget = {"max_context_tokens": 150, "keep_recent_tokens": 40, **HOLD_NOTHING}
     for text in [
         "My wife Ana works as an airline pilot; she flies to Tokyo a lot.",
         "I'm planning a surprise dinner for her birthday in March.",
