@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import FORGOTTEN
+from assistant.memory.search.lexical import CJK_LETTER
 
 __all__ = [
     "MIN_QUOTED_CHARS",
@@ -82,8 +83,6 @@ def redact_text(text: str, facts: Iterable[str]) -> str:
 
 _NAME = re.compile(r"(?<![\w'])(?:[^\W\d_a-z][\w'-]+|\d[\d.,:/-]*)")
 """A capitalised word (a name, a place, or a sentence's first word) or a number."""
-_WIDE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-"""One Chinese, Japanese or Korean character."""
 
 MIN_KEPT_WIDE_SHARE = 0.6
 """A CJK fact reworded keeping less than this share of its characters says something else."""
@@ -107,7 +106,7 @@ def drops_names(before: str, after: str) -> bool:
     kept = after.casefold()
     if any(name.casefold() not in kept for name in _NAME.findall(before)):
         return True
-    wide = _WIDE_CHAR.findall(before)
+    wide = CJK_LETTER.findall(before)
     return bool(wide) and sum(char in after for char in wide) < MIN_KEPT_WIDE_SHARE * len(wide)
 
 
@@ -121,4 +120,4 @@ def foreign_script(fact: str, said: str) -> bool:
     >>> foreign_script("住在北京", "Ich wohne in München"), foreign_script("住在杭州", "我住在杭州")
     (True, False)
     """
-    return is_cjk_text(fact) and not _WIDE_CHAR.search(said)
+    return is_cjk_text(fact) and not CJK_LETTER.search(said)

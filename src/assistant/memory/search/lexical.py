@@ -53,11 +53,13 @@ from typing import Any
 
 import snowballstemmer
 
-__all__ = ["BM25Index", "STOP_WORDS", "tokenize"]
+__all__ = ["CJK_LETTER", "BM25Index", "STOP_WORDS", "tokenize"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+CJK_LETTER = re.compile(rf"[{_CJK}]")
+"""One Chinese, Japanese or Korean letter (ideograph, kana or hangul)."""
 
 STOP_WORDS = frozenset(
     """a about am an and any are as at be been but by can could did do does doing for from
