@@ -423,14 +423,10 @@ async def _without_tools(
     The turn's calls and their results go: a small model shown them goes on writing calls
     as text. Any call it still writes is taken out of the text.
     """
-    last_human = max(
-        (i for i, message in enumerate(messages) if isinstance(message, HumanMessage)), default=-1
-    )
+    start = _turn_start(messages)
     kept = [
-        message
-        for i, message in enumerate(messages)
-        if i <= last_human
-        or not (isinstance(message, ToolMessage) or getattr(message, "tool_calls", None))
+        *messages[:start],
+        *(m for m in messages[start:] if not (isinstance(m, ToolMessage) or _calls_of(m))),
     ]
     reply = await model.ainvoke(kept, config)
     if not isinstance(reply, AIMessage):
@@ -449,15 +445,20 @@ def _repeats_a_call(reply: BaseMessage, messages: Sequence[BaseMessage]) -> bool
     >>> _repeats_a_call(AIMessage(content="", tool_calls=[{**call, "args": {}}]), turn)
     False
     """
-    calls = getattr(reply, "tool_calls", None)
-    if not calls:
-        return False
-    made: list[tuple[str, Any]] = []
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            break
-        made += [(c["name"], c["args"]) for c in getattr(message, "tool_calls", None) or []]
-    return all((call["name"], call["args"]) in made for call in calls)
+    calls = _calls_of(reply)
+    made = [(c["name"], c["args"]) for m in messages[_turn_start(messages) :] for c in _calls_of(m)]
+    return bool(calls) and all((call["name"], call["args"]) in made for call in calls)
+
+
+def _turn_start(messages: Sequence[BaseMessage]) -> int:
+    """Where the turn's tool round begins: just after the user's latest message (0: none)."""
+    humans = [i for i, message in enumerate(messages) if isinstance(message, HumanMessage)]
+    return humans[-1] + 1 if humans else 0
+
+
+def _calls_of(message: BaseMessage) -> list[ToolCall]:
+    """The tool calls ``message`` makes (none for a message that cannot make any)."""
+    return list(getattr(message, "tool_calls", None) or [])
 
 
 def offers_tools(model: BaseChatModel) -> bool:

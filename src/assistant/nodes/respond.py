@@ -80,8 +80,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if tools_allowed and not offered and _speaks_of_memory(messages):
         # A model without the tools (its provider has none, or it misuses them): its
         # memory request as one structured question.
-        done = await requests.carry_out(node_scope(runtime), context.model, messages[-1].text)
-        state = _without_gone(state, done.gone)
+        state, done = await _carry_out(state, runtime, context, messages[-1].text)
     fitted = _fit(state, context, mark_unanswered(messages), tools=offered, done=done.done)
     prompt = prompt_of(fitted)
     try:
@@ -94,8 +93,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         fitted = _fit(state, context, skip_unanswered(messages), tools=offered, done=done.done)
         prompt = prompt_of(fitted)
         response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
-    if not isinstance(response, AIMessage):
-        raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
+    response = _reply(response)
     if (
         offered
         and not response.tool_calls
@@ -104,14 +102,11 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     ):
         # Found to misuse its tools on this very turn, a memory request unanswered: carry
         # it out as it will be from now on, and answer again with what was done.
-        done = await requests.carry_out(node_scope(runtime), context.model, messages[-1].text)
+        state, done = await _carry_out(state, runtime, context, messages[-1].text)
         if done.done:
-            state = _without_gone(state, done.gone)
             fitted = _fit(state, context, mark_unanswered(messages), tools=False, done=done.done)
             prompt = prompt_of(fitted)
-            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
-            if not isinstance(response, AIMessage):
-                raise TypeError(f"The chat model returned {type(response).__name__}")
+            response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
@@ -163,7 +158,6 @@ def _fit(
 def _turn_time(state: State) -> datetime:
     """When the turn started, in the server's time zone: the same for each of its reply calls.
 
-    >>> from datetime import UTC
     >>> started = datetime(2026, 3, 1, 10, tzinfo=UTC)
     >>> _turn_time({"metrics": {"started_at": started.isoformat()}}) == started
     True
@@ -191,15 +185,29 @@ def _speaks_of_memory(messages: Sequence[BaseMessage]) -> bool:
     return isinstance(messages[-1], HumanMessage) and asks_about_memory(messages[-1].text)
 
 
-def _without_gone(state: State, gone: Sequence[str]) -> State:
-    """``state`` without the facts just forgotten or corrected in the prompt's blocks."""
-    if not gone:
-        return state
+async def _carry_out(
+    state: State, runtime: Runtime[Context], context: Context, text: str
+) -> tuple[State, Outcome]:
+    """Carry out the memory request in ``text`` (`assistant.nodes.requests`).
+
+    Returns ``state`` without the facts it forgot or corrected (the prompt's blocks must
+    not show them), and what was done.
+    """
+    done = await requests.carry_out(node_scope(runtime), context.model, text)
+    if not done.gone:
+        return state, done
     return {
         **state,
-        "profile": [fact for fact in state.get("profile", []) if fact["id"] not in gone],
-        "recalled": [fact for fact in state.get("recalled", []) if fact["id"] not in gone],
-    }
+        "profile": [fact for fact in state.get("profile", []) if fact["id"] not in done.gone],
+        "recalled": [fact for fact in state.get("recalled", []) if fact["id"] not in done.gone],
+    }, done
+
+
+def _reply(response: BaseMessage) -> AIMessage:
+    """``response`` as the reply it must be."""
+    if not isinstance(response, AIMessage):
+        raise TypeError(f"The chat model returned {type(response).__name__}, not an AIMessage")
+    return response
 
 
 def _is_blank(message: BaseMessage) -> bool:
