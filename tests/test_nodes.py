@@ -30,6 +30,7 @@ from assistant.inference.tokens import (
 from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.nodes.requests import MemoryRequest
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
+from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
 from assistant.run import prompts
 from assistant.run.context import Context
 from helpers import (
@@ -203,6 +204,28 @@ async def test_a_forget_answered_with_tool_talk_is_carried_out_in_the_same_turn(
     assert state["messages"][-1].text == "I've forgotten that you play the cello."
     assert await current_facts(store, "default-user") == []
     assert "- Forgot: Plays the cello" in between(system_prompt(model), "memory_changes")
+
+
+async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Works as a nurse in Hangzhou", category="identity")
+    echoed = "<user_profile>\n<job>nurse</job>\n</user_profile>"
+    model = patch_model(
+        [echoed, "Five years as a nurse is a lot, well done!"], structured=[operations_json()]
+    )
+    state = await chat("我在杭州的一家医院当护士，已经五年了。")
+    assert state["messages"][-1].text == "Five years as a nurse is a lot, well done!"
+    first, second = system_prompt(model, 0), system_prompt(model, 1)
+    assert second.startswith(first) and second.endswith(RESPOND_PLAINLY)  # the prefix is reused
+
+    # Echoed twice: the user reads the words, never the tags.
+    patch_model(
+        [echoed, "<user_facts>\n- Works as a nurse\n</user_facts>\nGood night!"],
+        structured=[operations_json()],
+    )
+    state = await chat("Good night")
+    assert state["messages"][-1].text == "- Works as a nurse\nGood night!"
 
 
 async def test_recall_limit_and_custom_persona(

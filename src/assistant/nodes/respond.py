@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -21,6 +24,7 @@ from assistant.inference.tokens import count_messages_tokens
 from assistant.nodes import requests
 from assistant.nodes.requests import Outcome
 from assistant.nodes.tools import MEMORY_TOOLS, asks_about_memory
+from assistant.run import prompts
 from assistant.run.context import Context
 from assistant.run.prompting import (
     FittedPrompt,
@@ -32,12 +36,18 @@ from assistant.run.prompting import (
 from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
 
+logger = logging.getLogger(__name__)
+
 MAX_TOOL_ROUNDS = 3
 """Tool calls allowed per user turn; after that the model must answer in words."""
 
 TOOL_LIMIT_REPLY = (
     "I couldn't finish that with my memory tools. Could you say it another way?\n"
     "我没能用记忆工具完成这件事，能换个说法吗？"
+)
+
+UNSAID_REPLY = (
+    "Sorry, I lost my words there. Could you say that again?\n抱歉，我没说清楚，能再说一遍吗？"
 )
 
 EMPTY_MESSAGE_REPLY = (
@@ -107,6 +117,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
             fitted = _fit(state, context, mark_unanswered(messages), tools=False, done=done.done)
             prompt = prompt_of(fitted)
             response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
+    if not response.tool_calls and echoes_prompt(response.text):
+        response = await _plainly(model, tools if offered else [], prompt, trace, response)
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
@@ -201,6 +213,76 @@ async def _carry_out(
         "profile": [fact for fact in state.get("profile", []) if fact["id"] not in done.gone],
         "recalled": [fact for fact in state.get("recalled", []) if fact["id"] not in done.gone],
     }, done
+
+
+PROMPT_TAGS = tuple(
+    dict.fromkeys(
+        re.findall(
+            r"<(\w+)>",
+            prompts.SYSTEM_PROMPT
+            + prompts.EPISODES_BLOCK
+            + prompts.SUMMARY_BLOCK
+            + prompts.DONE_BLOCK,
+        )
+    )
+)
+"""The tags of the reply's system prompt blocks (``user_profile``, ``user_facts``, ...)."""
+
+ECHOED = re.compile(r"<\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")\s*/?\s*>", re.IGNORECASE)
+
+MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*\s*/?\s*>")
+"""Any XML-like tag: what is taken out of a reply that echoed the prompt twice."""
+
+PLAINLY = (
+    "\n\nYour last answer copied the tagged blocks above. Answer the user's latest message "
+    "in plain sentences, as you would speak to them, without any tags."
+)
+"""Added to the system prompt when a reply is asked for again after it echoed the blocks."""
+
+
+def echoes_prompt(text: str) -> bool:
+    r"""Whether a reply writes out the system prompt's tagged blocks, as a small model may.
+
+    >>> echoes_prompt("<user_profile>\n<name>Lin</name>\n</user_profile>")
+    True
+    >>> echoes_prompt("You live in Munich. The <summary> tag in HTML is for details.")
+    True
+    >>> echoes_prompt("You live in Munich, and Toby is your dog.")
+    False
+    """
+    return bool(ECHOED.search(text))
+
+
+async def _plainly(
+    model: BaseChatModel,
+    tools: Sequence[object],
+    prompt: list[BaseMessage],
+    trace: RunnableConfig,
+    echoed: AIMessage,
+) -> AIMessage:
+    """The reply asked for again, after ``echoed`` wrote out the prompt's blocks.
+
+    The second answer may echo them too: then its tags are taken out, so the user reads
+    the words and never the markup.
+    """
+    logger.warning("The reply wrote out the system prompt's blocks; asking again")
+    system, *rest = prompt
+    again = [SystemMessage(content=f"{system.text}{PLAINLY}"), *rest]
+    response = _reply(await providers.ainvoke_with_tools(model, tools, again, trace))
+    if response.tool_calls or not echoes_prompt(response.text):
+        return response
+    text = _without_markup(response.text) or _without_markup(echoed.text) or UNSAID_REPLY
+    return response.model_copy(update={"content": text})
+
+
+def _without_markup(text: str) -> str:
+    r"""``text`` without its tags.
+
+    >>> _without_markup("<user_facts>\n- Lives in Munich\n</user_facts>\nHi <b>you</b>!")
+    '- Lives in Munich\nHi you!'
+    """
+    lines = ((line, MARKUP.sub("", line).rstrip()) for line in text.splitlines())
+    return "\n".join(kept for line, kept in lines if kept.strip() or not line.strip()).strip()
 
 
 def _reply(response: BaseMessage) -> AIMessage:
