@@ -60,6 +60,7 @@ from typing import Any
 
 import real_model
 from assistant.extraction import extract as extraction
+from assistant.extraction import gate
 from assistant.memory import UserMemory, list_memories
 from assistant.run.context import Context
 from assistant.server.persistence.stores import make_store
@@ -68,6 +69,11 @@ HEARD = Path(__file__).parent / "data" / "heard"
 TEST_PARTS = ("part_e.json", "part_f.json")
 LANGUAGES = ("en", "zh", "es", "de", "fr", "pt", "it", "ru", "ja", "ko")
 """The default sample's languages: every one of them has gold labels."""
+DEV_PARTS = ("part_c.json", "part_d.json")
+DEV_LANGUAGES = ("en", "zh", "es", "de", "ja", "ru")
+"""``--split dev``: a smaller sample of the dev split (4 facts and 3 non-facts a language),
+labelled the same way before any model read it, to work on without touching the test
+split."""
 GOAL_KEPT = 0.90
 GOAL_NON_FACTS = 0.05
 ADVICE = (
@@ -206,6 +212,9 @@ class Outcome:
     """(content, category) of each stored fact."""
     failed: str = ""
     seconds: float = 0.0
+    sent: bool = True
+    """Whether the product's gate sends the message to extraction; one it skips stores
+    nothing in the product, whatever the model would have made of it."""
 
     @property
     def matched(self) -> list[tuple[str, str]]:
@@ -230,6 +239,21 @@ class Outcome:
     def advice(self) -> list[str]:
         return [content for content, _ in self.facts if is_advice(content)]
 
+    @property
+    def stored(self) -> bool:
+        """Whether the model stored anything for it."""
+        return bool(self.facts)
+
+    @property
+    def kept_in_product(self) -> bool:
+        """Kept with the right subject, and the gate sends it."""
+        return self.sent and self.kept and self.right_subject
+
+    @property
+    def stored_in_product(self) -> bool:
+        """Stored something, and the gate sends it."""
+        return self.sent and self.stored
+
 
 def share(flags: Sequence[bool]) -> str:
     """``"83% (5/6)"``; ``"-"`` for none.
@@ -242,7 +266,17 @@ def share(flags: Sequence[bool]) -> str:
 
 def table(outcomes: Sequence[Outcome], languages: Sequence[str]) -> str:
     """The per-language table (and ``all``)."""
-    head = ("lang", "kept", "+ subject", "category", "advice", "non-facts stored", "failed")
+    head = (
+        "lang",
+        "kept",
+        "+ subject",
+        "category",
+        "advice",
+        "non-facts stored",
+        "failed",
+        "gate sent facts",
+        "gate sent others",
+    )
     rows = [head]
     for language in [*languages, "all"]:
         chosen = [o for o in outcomes if language in ("all", o.message["lang"])]
@@ -258,6 +292,8 @@ def table(outcomes: Sequence[Outcome], languages: Sequence[str]) -> str:
                 share([bool(o.advice) for o in chosen]),
                 share([bool(o.facts) for o in others]),
                 str(sum(bool(o.failed) for o in chosen)),
+                share([o.sent for o in facts]),
+                share([o.sent for o in others]),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
@@ -267,27 +303,51 @@ def table(outcomes: Sequence[Outcome], languages: Sequence[str]) -> str:
 
 
 def goals(outcomes: Sequence[Outcome]) -> str:
-    """The two targets, met or missed (or not run, when a run cut short scored none)."""
+    """The two targets, met or missed, for the product (the gate, then the model) and for
+    the model alone (every message extracted); or not run, when a run cut short scored
+    none."""
     facts = [o for o in outcomes if o.message["fact"]]
     others = [o for o in outcomes if not o.message["fact"]]
-    parts = []
-    if facts:
-        kept = sum(o.kept and o.right_subject for o in facts) / len(facts)
-        parts.append(
-            f"facts kept with key words and right subject {kept:.1%} "
-            f"(≥ {GOAL_KEPT:.0%}: {'met' if kept >= GOAL_KEPT else 'MISSED'})"
-        )
-    else:
-        parts.append("facts kept: none run")
-    if others:
-        stored = sum(bool(o.facts) for o in others) / len(others)
-        parts.append(
-            f"non-facts stored {stored:.1%} "
-            f"(≤ {GOAL_NON_FACTS:.0%}: {'met' if stored <= GOAL_NON_FACTS else 'MISSED'})"
-        )
-    else:
-        parts.append("non-facts stored: none run")
-    return "targets: " + "; ".join(parts)
+    lines = []
+    for label, kept_of, stored_of in (
+        ("the product (gate, then model)", _kept_in_product, _stored_in_product),
+        ("the model alone (every message)", _kept_by_model, _stored_by_model),
+    ):
+        parts = []
+        if facts:
+            kept = sum(map(kept_of, facts)) / len(facts)
+            parts.append(
+                f"facts kept with key words and right subject {kept:.1%} "
+                f"(≥ {GOAL_KEPT:.0%}: {'met' if kept >= GOAL_KEPT else 'MISSED'})"
+            )
+        else:
+            parts.append("facts kept: none run")
+        if others:
+            stored = sum(map(stored_of, others)) / len(others)
+            parts.append(
+                f"non-facts stored {stored:.1%} "
+                f"(≤ {GOAL_NON_FACTS:.0%}: {'met' if stored <= GOAL_NON_FACTS else 'MISSED'})"
+            )
+        else:
+            parts.append("non-facts stored: none run")
+        lines.append(f"targets, {label}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def _kept_in_product(outcome: Outcome) -> bool:
+    return outcome.kept_in_product
+
+
+def _stored_in_product(outcome: Outcome) -> bool:
+    return outcome.stored_in_product
+
+
+def _kept_by_model(outcome: Outcome) -> bool:
+    return outcome.kept and outcome.right_subject
+
+
+def _stored_by_model(outcome: Outcome) -> bool:
+    return outcome.stored
 
 
 def details(outcomes: Sequence[Outcome]) -> list[str]:
@@ -311,6 +371,8 @@ def details(outcomes: Sequence[Outcome]) -> list[str]:
             why = f"category (gold {'/'.join(m.get('categories', []))})"
         else:
             why = "advice stored"
+        if not o.sent:
+            why += " (the gate skips it)"
         stored = "; ".join(f"{content} [{category}]" for content, category in o.facts) or "-"
         text = re.sub(r"\s+", " ", m["text"])
         lines.append(f"  {m['id']:<9} {why}: {text[:70]!r} -> {stored[:160]}")
@@ -327,6 +389,7 @@ async def extract_one(message: dict[str, Any], context: Context) -> Outcome:
     text = str(message["text"])
     started = time.perf_counter()
     outcome = Outcome(message)
+    outcome.sent = (await gate.judge(text)).decision != "skip"
     try:
         known = await extraction.known_facts(memory, text)
         operations = await asyncio.wait_for(
@@ -395,8 +458,14 @@ async def run(
 
 
 async def main(args: argparse.Namespace) -> None:
-    languages = [lang.strip() for lang in args.languages.split(",") if lang.strip()]
-    chosen = sample(load(), languages, args.facts, args.others)
+    dev = args.split == "dev"
+    parts = DEV_PARTS if dev else TEST_PARTS
+    default = (DEV_LANGUAGES, 4, 3) if dev else (LANGUAGES, 6, 3)
+    languages = [lang.strip() for lang in (args.languages or ",".join(default[0])).split(",")]
+    languages = [lang for lang in languages if lang]
+    facts_each = default[1] if args.facts is None else args.facts
+    others_each = default[2] if args.others is None else args.others
+    chosen = sample(load(parts), languages, facts_each, others_each)
     missing = unlabelled(chosen)
     if missing:
         raise SystemExit(f"sampled facts without gold key words: {missing}")
@@ -407,7 +476,8 @@ async def main(args: argparse.Namespace) -> None:
     elapsed = time.perf_counter() - started
     facts = sum(1 for m in chosen if m["fact"])
     print(
-        f"Extraction on the heard test split (part_e, part_f): {len(chosen)} messages in "
+        f"Extraction on the heard {args.split} split "
+        f"({', '.join(part.removesuffix('.json') for part in parts)}): {len(chosen)} messages in "
         f"{len(languages)} languages, {facts} facts, {len(chosen) - facts} non-facts; "
         "each through the product's extraction path for a fresh user"
     )
@@ -435,9 +505,16 @@ async def main(args: argparse.Namespace) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--languages", default=",".join(LANGUAGES))
-    parser.add_argument("--facts", type=int, default=6, help="fact messages per language")
-    parser.add_argument("--others", type=int, default=3, help="non-fact messages per language")
+    parser.add_argument(
+        "--split",
+        choices=("test", "dev"),
+        default="test",
+        help="test: parts e and f, ten languages, 6 facts and 3 non-facts each (the figures); "
+        "dev: parts c and d, six languages, 4 and 3 (to work on)",
+    )
+    parser.add_argument("--languages", default="", help="comma-separated (default: the split's)")
+    parser.add_argument("--facts", type=int, default=None, help="fact messages per language")
+    parser.add_argument("--others", type=int, default=None, help="non-fact messages per language")
     parser.add_argument(
         "--concurrency", type=int, default=2, help="extractions at once (the server's slots)"
     )
