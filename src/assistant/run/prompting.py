@@ -120,17 +120,22 @@ def without_repeats(summary: str, facts: Sequence[RecalledFact]) -> str:
     switch to a standing desk" in the same prompt, and a greeting that gave a name and a
     city repeats two profile facts in one line. A sentence is left out when at least
     `REPEAT_SHARE` of its search terms (stemmed words and Chinese bigrams, stop words left
-    out: `assistant.memory.search.lexical.tokenize`) are terms of one shown fact; a sentence
-    that says more (where they moved from, why) stays, and so does the rest of its line. A
-    line left with nothing searchable goes.
+    out: `assistant.memory.search.lexical.tokenize`) are terms of one shown fact, or when
+    it says two shown facts or more, each whole, and nothing else ("I live in Hangzhou and
+    I'm allergic to peanuts"); a sentence that says more (where they moved from, why, whose
+    allergy) stays, and so does the rest of its line. A line left with nothing searchable
+    goes.
 
     >>> facts = [{"id": "1", "content": "Decided to switch to a standing desk",
     ...           "category": "decision"}, {"id": "2", "content": "Name is Lin Wei",
-    ...           "category": "identity"}]
+    ...           "category": "identity"}, {"id": "3", "content": "Lives in Hangzhou",
+    ...           "category": "location"}]
     >>> print(without_repeats("- I've decided to switch to a standing desk.\n"
     ...     "- Hi! My name is Lin Wei. Help me plan trips.\n"
+    ...     "- My name is Lin Wei and I live in Hangzhou. My wife lives in Hangzhou too.\n"
     ...     "- Asked for a Paris packing list", facts))
     - Hi! Help me plan trips.
+    - My wife lives in Hangzhou too.
     - Asked for a Paris packing list
     """
     if not summary or not facts:
@@ -138,9 +143,13 @@ def without_repeats(summary: str, facts: Sequence[RecalledFact]) -> str:
     shown = [set(tokenize(fact["content"])) for fact in facts]
 
     def repeated(terms: Sequence[str]) -> bool:
-        return bool(terms) and any(
-            sum(term in fact for term in terms) >= REPEAT_SHARE * len(terms) for fact in shown
-        )
+        if not terms:
+            return False
+        if any(sum(term in fact for term in terms) >= REPEAT_SHARE * len(terms) for fact in shown):
+            return True
+        said = set(terms)
+        whole = [fact for fact in shown if fact and fact <= said]
+        return said <= set().union(*whole)
 
     kept = []
     for line in summary.splitlines():
