@@ -61,6 +61,11 @@ SchemaT = TypeVar("SchemaT", bound=BaseModel)
 REPEATED_FAILURES = 2
 """Extraction failures in a row after which replies carry a warning."""
 
+STRUCTURED_MAX_TOKENS = 1024
+"""The most tokens a structured answer (a memory decision) may take. A small model that
+starts repeating itself inside a JSON list would otherwise write until its context is full:
+minutes on a CPU."""
+
 JSON_INSTRUCTION = (
     "Answer with one JSON object and nothing else: no prose, no code fences. "
     "It must match this JSON schema:\n{schema}"
@@ -293,6 +298,24 @@ async def _attempt(
     return answer
 
 
+def for_decisions(model: BaseChatModel) -> BaseChatModel:
+    """``model`` set for a decision about memory: temperature 0 and at most
+    `STRUCTURED_MAX_TOKENS` tokens, where the client has those settings.
+
+    The same message and memory then make the same decision, and a runaway answer ends.
+
+    >>> from langchain_openai import ChatOpenAI
+    >>> chat = ChatOpenAI(model="m", api_key="k", temperature=0.3)
+    >>> decided = for_decisions(chat)
+    >>> decided.temperature, decided.max_tokens, chat.temperature, chat.max_tokens
+    (0.0, 1024, 0.3, None)
+    """
+    fields = type(model).model_fields
+    settings = {"temperature": 0.0, "max_tokens": STRUCTURED_MAX_TOKENS}
+    update = {name: value for name, value in settings.items() if name in fields}
+    return model.model_copy(update=update) if update else model
+
+
 def _learn(model: BaseChatModel, method: Structured, reason: str) -> None:
     """Skip ``method`` for ``model``'s provider from now on, and log it once."""
     index = LADDER.index(method)
@@ -334,6 +357,7 @@ async def ainvoke_structured(
     """
     profile = profile_for(model)
     start = LADDER.index(profile.structured)
+    model = for_decisions(model)
     reasons: list[str] = []
     for method in LADDER[start:]:
         try:
