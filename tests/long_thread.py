@@ -2,10 +2,11 @@
 
 `check_long_thread` sends numbered turns through a `LongThreadDriver` and, after every turn,
 checks what the user would notice: the prompt's messages never exceed the budget and the
-whole prompt stays bounded; the running summary written after a turn rides in the next
-prompt; who the user is, said only in turn 1, is in every later prompt and survives the
-folding; the thread's messages stay bounded; every compression refreshes the thread's
-episode. The in-process test runs it for 60 turns, the end-to-end smoke test for a few.
+whole prompt stays bounded; the thread's messages and its running summary together stay
+within the budget; the summary written after a turn rides in the next prompt; who the user
+is, said only in turn 1, is in every later prompt and survives the folding; the thread's
+messages stay bounded; every compression refreshes the thread's episode. The in-process
+test runs it for 60 turns, the end-to-end smoke test for a few.
 """
 
 from __future__ import annotations
@@ -170,9 +171,11 @@ async def check_long_thread(driver: LongThreadDriver, marker: str, turns: int) -
         messages = values["messages"]
         message_counts.append(len(messages))
         assert len(messages) <= max_messages, where
-        assert thread_tokens(messages) <= BUDGET["max_context_tokens"], where
         assert messages[-1]["type"] == "ai" and messages[-1]["content"].startswith("[scripted]")
         previous_summary = values.get("summary", "").strip()
+        # The messages and the running summary share the budget (no turn here is over it).
+        working = thread_tokens(messages) + count_text_tokens(previous_summary)
+        assert working <= BUDGET["max_context_tokens"], where
         if previous_summary and first_summary_turn is None:
             first_summary_turn = turn
         assert count_text_tokens(previous_summary) <= BUDGET["summary_max_tokens"], where

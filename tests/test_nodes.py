@@ -627,7 +627,7 @@ def assert_tool_pairs_intact(messages: list[BaseMessage]) -> None:
 async def test_compress_never_separates_tool_calls_from_their_results(
     patch_model: PatchModel, chat: Chat, graph: Graph
 ) -> None:
-    context = Context(max_context_tokens=300, keep_recent_tokens=200)
+    context = Context(max_context_tokens=300, keep_recent_tokens=200, summary_max_tokens=60)
     await graph.aupdate_state(config(), {"messages": tool_history()}, as_node="compress")
     seeded = await state_messages(graph)
     assert count_messages_tokens(seeded) > context.max_context_tokens
@@ -686,6 +686,85 @@ async def test_an_empty_summary_removes_nothing(
     state = await chat(question(6), context=SMALL)
     assert len(state["messages"]) == 12
     assert "summary" not in state
+
+
+async def seed_turns(graph: Graph, count: int, summary: str = "") -> list[BaseMessage]:
+    """``count`` 48-token turns in the thread, and ``summary`` as its running summary."""
+    history: list[BaseMessage] = []
+    for turn in range(1, count + 1):
+        history += [HumanMessage(question(turn)), AIMessage(answer(turn))]
+    values: dict[str, Any] = {"messages": history}
+    if summary:
+        values["summary"] = summary
+    await graph.aupdate_state(config(), values, as_node="compress")
+    return await state_messages(graph)
+
+
+async def test_the_running_summary_counts_against_the_budget(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    # 3 turns (144 tokens) and the new one (31) fit in 200; with a 50-token summary they don't.
+    summary = "Earlier: " + "rivers and lakes, " * 12
+    assert count_text_tokens(summary) > 200 - 175
+    await seed_turns(graph, 3, summary)
+    model = patch_model(["Answer four.", "Rivers, lakes and seas."])
+
+    state = await chat(question(4), context=SMALL)
+
+    assert len(model.prompts("compress")) == 1
+    assert between(model.prompts("compress")[0], "existing_summary") == summary.strip()
+    assert state["summary"] == "Rivers, lakes and seas."
+    assert [m.text for m in state["messages"]] == [
+        question(3),
+        answer(3),
+        question(4),
+        "Answer four.",
+    ]
+    working = count_messages_tokens(state["messages"]) + count_text_tokens(state["summary"])
+    assert working <= SMALL.max_context_tokens
+
+
+async def test_messages_and_summary_within_budget_are_left_alone(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    await seed_turns(graph, 3, "Earlier: rivers.")
+    model = patch_model(["Answer four."])
+    state = await chat(question(4), context=SMALL)
+    assert model.prompts("compress") == []
+    assert len(state["messages"]) == 8
+
+
+async def test_the_kept_messages_leave_room_for_a_summary_at_its_cap(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    # keep_recent_tokens 150 would keep 3 turns (141 tokens), but a 100-token summary
+    # leaves 100 for them: 2 turns are kept.
+    context = Context(max_context_tokens=200, keep_recent_tokens=150, summary_max_tokens=100)
+    await seed_turns(graph, 5)
+    patch_model(["Answer six.", "Rivers, lakes and seas. " * 30])
+
+    state = await chat(question(6), context=context)
+
+    assert [m.text for m in state["messages"]] == [
+        question(5),
+        answer(5),
+        question(6),
+        "Answer six.",
+    ]
+    assert count_text_tokens(state["summary"]) <= context.summary_max_tokens
+    working = count_messages_tokens(state["messages"]) + count_text_tokens(state["summary"])
+    assert working <= context.max_context_tokens
+
+
+async def test_a_summary_cap_over_the_budget_still_keeps_the_latest_exchange(
+    patch_model: PatchModel, chat: Chat, graph: Graph
+) -> None:
+    context = Context(max_context_tokens=200, keep_recent_tokens=100, summary_max_tokens=400)
+    await seed_turns(graph, 5)
+    patch_model(["Answer six.", "Rivers, lakes and seas."])
+    state = await chat(question(6), context=context)
+    assert [m.text for m in state["messages"]] == [question(6), "Answer six."]
+    assert state["summary"] == "Rivers, lakes and seas."
 
 
 # --------------------------------------------------------------------------- identity

@@ -11,25 +11,25 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from assistant.inference.tokens import count_messages_tokens
 from assistant.nodes.compress import compress
 from assistant.nodes.recall import recall
 from assistant.nodes.remember import remember
 from assistant.nodes.respond import respond
 from assistant.nodes.tools import MEMORY_TOOLS
 from assistant.run.context import Context
+from assistant.run.history import context_tokens
 from assistant.run.state import InputState, State
 
 
 def after_respond(
     state: State, runtime: Runtime[Context]
 ) -> Literal["use_tools", "compress", "__end__"]:
-    """Run the tools the model called; else compress when the messages are over budget."""
+    """Run the tools the model called; else compress when messages and summary are over budget."""
     messages = state.get("messages", [])
     if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
         return "use_tools"
     context = runtime.context or Context()
-    if count_messages_tokens(messages) > context.max_context_tokens:
+    if context_tokens(messages, summary=state.get("summary", "")) > context.max_context_tokens:
         return "compress"
     return "__end__"
 

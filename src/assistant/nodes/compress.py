@@ -1,4 +1,7 @@
-"""`compress`: fold the oldest messages into the running summary when the thread is too long."""
+"""`compress`: fold the oldest messages into the running summary when the thread is too long.
+
+The messages and the summary share one budget, ``max_context_tokens``.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,15 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from assistant.inference import models
-from assistant.inference.tokens import count_message_tokens, count_messages_tokens
+from assistant.inference.tokens import count_message_tokens
 from assistant.run.context import Context
-from assistant.run.history import MAX_TOKENS_PER_FOLDED_MESSAGE, keep_recent_start, truncate_text
+from assistant.run.history import (
+    MAX_TOKENS_PER_FOLDED_MESSAGE,
+    context_tokens,
+    keep_budget,
+    keep_recent_start,
+    truncate_text,
+)
 from assistant.run.prompting import summary_prompt
 from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
@@ -27,14 +36,22 @@ MAX_FOLD_INPUT_TOKENS = 12_000
 async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Summarise the oldest messages into ``summary`` and delete them with `RemoveMessage`.
 
-    Keeps the most recent messages up to ``keep_recent_tokens``, cut at a human message.
-    If the summariser fails, nothing is removed and the thread stays as it was.
+    Runs when the messages and the running summary together are over
+    ``max_context_tokens`` (`context_tokens`). Keeps the most recent messages up to
+    ``keep_recent_tokens`` (less when a summary at its cap would not leave room for them:
+    `keep_budget`), cut at a human message; the latest exchange always stays. If the
+    summariser fails, nothing is removed and the thread stays as it was.
     """
     context = runtime.context or Context()
     messages = state.get("messages", [])
-    if count_messages_tokens(messages) <= context.max_context_tokens:
+    if context_tokens(messages, summary=state.get("summary", "")) <= context.max_context_tokens:
         return {}
-    start = keep_recent_start(messages, max_tokens=context.keep_recent_tokens)
+    kept_tokens = keep_budget(
+        max_context_tokens=context.max_context_tokens,
+        keep_recent_tokens=context.keep_recent_tokens,
+        summary_max_tokens=context.summary_max_tokens,
+    )
+    start = keep_recent_start(messages, max_tokens=kept_tokens)
     folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]
     if not folded:
         return {}

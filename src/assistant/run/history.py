@@ -12,10 +12,42 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from assistant.inference.tokens import count_message_tokens, count_text_tokens
 
-__all__ = ["keep_recent_start", "truncate_text"]
+__all__ = ["context_tokens", "keep_budget", "keep_recent_start", "truncate_text"]
 
 TokenCounter = Callable[[BaseMessage], int]
 """Counts the tokens of one message."""
+
+
+def context_tokens(messages: Sequence[BaseMessage], *, summary: str) -> int:
+    """Tokens ``max_context_tokens`` counts: the thread's messages and its running summary.
+
+    The summary rides in every prompt beside the messages, so the two share one budget,
+    as LangMem's summary message shares its ``max_tokens`` with the messages kept.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> context_tokens([HumanMessage("a" * 40)], summary="b" * 40)
+    24
+    """
+    return sum(count_message_tokens(message) for message in messages) + (
+        count_text_tokens(summary.strip()) if summary.strip() else 0
+    )
+
+
+def keep_budget(
+    *, max_context_tokens: int, keep_recent_tokens: int, summary_max_tokens: int
+) -> int:
+    """How many tokens of recent messages a compression keeps verbatim.
+
+    ``keep_recent_tokens``, but no more than the budget leaves beside a summary as long as
+    it may grow, so a compression always brings the thread back within budget (unless the
+    latest exchange alone is over it, which `keep_recent_start` keeps all the same).
+
+    >>> keep_budget(max_context_tokens=2400, keep_recent_tokens=200, summary_max_tokens=300)
+    200
+    >>> keep_budget(max_context_tokens=600, keep_recent_tokens=500, summary_max_tokens=200)
+    400
+    """
+    return max(min(keep_recent_tokens, max_context_tokens - summary_max_tokens), 0)
 
 
 def keep_recent_start(
