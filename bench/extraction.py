@@ -53,7 +53,7 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +308,8 @@ def goals(outcomes: Sequence[Outcome]) -> str:
     """The two targets, met or missed, for the product (the gate, then the model) and for
     the model alone (every message extracted); or not run, when a run cut short scored
     none."""
+    facts = [o for o in outcomes if o.message["fact"]]
+    others = [o for o in outcomes if not o.message["fact"]]
     lines = []
     for label, kept_of, stored_of in (
         ("the product (gate, then model)", _kept_in_product, _stored_in_product),
@@ -316,27 +318,33 @@ def goals(outcomes: Sequence[Outcome]) -> str:
         if label.startswith("the model") and not all(o.ran for o in outcomes):
             lines.append(f"targets, {label}: not run (--gate-first)")
             continue
-        facts = [o for o in outcomes if o.message["fact"]]
-        others = [o for o in outcomes if not o.message["fact"]]
-        parts = []
-        if facts:
-            kept = sum(map(kept_of, facts)) / len(facts)
-            parts.append(
-                f"facts kept with key words and right subject {kept:.1%} "
-                f"(≥ {GOAL_KEPT:.0%}: {'met' if kept >= GOAL_KEPT else 'MISSED'})"
-            )
-        else:
-            parts.append("facts kept: none run")
-        if others:
-            stored = sum(map(stored_of, others)) / len(others)
-            parts.append(
-                f"non-facts stored {stored:.1%} "
-                f"(≤ {GOAL_NON_FACTS:.0%}: {'met' if stored <= GOAL_NON_FACTS else 'MISSED'})"
-            )
-        else:
-            parts.append("non-facts stored: none run")
+        parts = [
+            _target("facts kept with key words and right subject", facts, kept_of, GOAL_KEPT),
+            _target("non-facts stored", others, stored_of, GOAL_NON_FACTS, at_most=True),
+        ]
         lines.append(f"targets, {label}: " + "; ".join(parts))
     return "\n".join(lines)
+
+
+def _target(
+    name: str,
+    outcomes: Sequence[Outcome],
+    counted: Callable[[Outcome], bool],
+    goal: float,
+    *,
+    at_most: bool = False,
+) -> str:
+    """``name``'s share of ``outcomes`` against its goal.
+
+    >>> _target("kept", [], bool, 0.9)
+    'kept: none run'
+    """
+    if not outcomes:
+        return f"{name}: none run"
+    value = sum(map(counted, outcomes)) / len(outcomes)
+    met = value <= goal if at_most else value >= goal
+    bound = "≤" if at_most else "≥"
+    return f"{name} {value:.1%} ({bound} {goal:.0%}: {'met' if met else 'MISSED'})"
 
 
 def _kept_in_product(outcome: Outcome) -> bool:
