@@ -528,6 +528,55 @@ async def test_a_huge_message_is_shortened_for_the_extractor(
     assert count_text_tokens(user_message) <= 2000
 
 
+def restated(user_says: str, *operations: dict[str, Any]) -> str:
+    """An extraction answer with its restatement of the message."""
+    return json.dumps({"user_says": user_says, "operations": list(operations)})
+
+
+@pytest.mark.parametrize(
+    ("said", "answer", "kept"),
+    [
+        # No operation, but the restatement states the fact: kept.
+        (
+            "Kein Alkohol für mich bitte, bin seit 2017 trocken",
+            "Trinkt seit 2017 keinen Alkohol.",
+            True,
+        ),
+        # A skip that names no known fact counts as no decision.
+        ("お酒は一切飲みません", "お酒は一切飲まない。", True),
+        # A restated question or request is not a fact.
+        (
+            "Is there free wifi at Heathrow T5?",
+            "The user asks whether Heathrow T5 has wifi?",
+            False,
+        ),
+        ("Tell me a joke", "The user wants a joke.", False),
+        # Not in the message's script: invented.
+        ("Ich trinke nie Alkohol", "不喝酒。", False),
+    ],
+)
+async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, said: str, answer: str, kept: bool
+) -> None:
+    skip = op("skip", answer, "constraint")
+    patch_model(
+        ["Noted."], structured=[restated(answer, skip) if "お酒" in said else restated(answer)]
+    )
+    await chat(said, context=Context(extraction_hold_s=0))
+    facts = await current_facts(store, "default-user")
+    assert facts == ([answer] if kept else [])
+
+
+async def test_a_restatement_of_a_known_fact_is_not_stored_again(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Never drinks alcohol", category="constraint")
+    patch_model(["Noted."], structured=[restated("Never drinks alcohol, sober since 2017.")])
+    await chat("No alcohol for me please, sober since 2017", context=Context(extraction_hold_s=0))
+    facts = await current_facts(store, "default-user")
+    assert facts == ["Never drinks alcohol"]
+
+
 # --------------------------------------------------------------------------- compress
 
 SMALL = Context(max_context_tokens=200, keep_recent_tokens=100, summary_max_tokens=60)

@@ -41,10 +41,10 @@ from langgraph.store.base import Item
 
 from assistant import memory
 from assistant.config.settings import get_model_settings
-from assistant.extraction import hold_timers
+from assistant.extraction import gate, hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
-from assistant.memory.wording import foreign_script
+from assistant.memory.wording import foreign_script, quotes_fact
 from assistant.run import prompts
 from assistant.run.context import Context
 from assistant.run.history import truncate_text
@@ -285,7 +285,63 @@ async def decide_operations(
         [HumanMessage(content=prompt)],
         {"run_name": "remember", "tags": [TAG_NOSTREAM]},
     )
-    return [op for op in result.operations if not _unfilled(op) and not _invented(op, text)]
+    operations = [op for op in result.operations if not _unfilled(op) and not _invented(op, text)]
+    if _decides_nothing(operations, known):
+        return await _restated(result.user_says, text, known, operations)
+    return operations
+
+
+RESTATED_CONFIDENCE = 0.7
+"""The confidence of a fact kept from the model's restatement (`_restated`)."""
+
+
+def _decides_nothing(operations: Sequence[MemoryOperation], known: Sequence[Item]) -> bool:
+    """Whether ``operations`` neither write a fact nor confirm a known one.
+
+    A small model often answers a fact said as a "no" ("never drinks alcohol") with no
+    operation, or with a *skip* that names no known fact, while its restatement of the
+    message says the fact plainly.
+
+    >>> skip = MemoryOperation(action="skip", content="Does not drink", category="constraint",
+    ...     confidence=0.9)
+    >>> added = skip.model_copy(update={"action": "add"})
+    >>> _decides_nothing([skip], []), _decides_nothing([added], []), _decides_nothing([], [])
+    (True, False, True)
+    """
+    return all(op.action == "skip" and not 1 <= (op.target or 0) <= len(known) for op in operations)
+
+
+async def _restated(
+    user_says: str, text: str, known: Sequence[Item], operations: Sequence[MemoryOperation]
+) -> list[MemoryOperation]:
+    """The model's restatement of the message as a fact to add, when it is one.
+
+    Kept only when the gate's classifier would extract it at once as a statement of a
+    fact (`assistant.extraction.gate.judge`: a restated question or request is not), it is
+    in the message's script, and no known fact says it or is said within it (the model
+    decided nothing, so consolidation has no target to go on).
+    """
+    said = user_says.strip()
+    fact = MemoryOperation(
+        action="add",
+        content=said,
+        category=operations[0].category if operations else "other",
+        confidence=RESTATED_CONFIDENCE,
+    )
+    if not said or len(said) > MAX_RESTATED_CHARS or _unfilled(fact) or _invented(fact, text):
+        return []
+    for item in known:
+        content = str(item.value.get("content", ""))
+        if quotes_fact(said, content) or quotes_fact(content, said):
+            return []
+    if (await gate.judge(said)).decision != "extract":
+        return []
+    logger.info("Extraction decided nothing; keeping its restatement: %r", said)
+    return [fact]
+
+
+MAX_RESTATED_CHARS = 300
+"""A longer restatement is the message copied, not a fact."""
 
 
 UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")

@@ -299,10 +299,10 @@ async def _attempt(
 
 
 def for_decisions(model: BaseChatModel) -> BaseChatModel:
-    """``model`` set for a decision about memory: temperature 0 and at most
-    `STRUCTURED_MAX_TOKENS` tokens, where the client has those settings.
+    """``model`` set for a decision about memory, where the client has those settings.
 
-    The same message and memory then make the same decision, and a runaway answer ends.
+    Temperature 0 and at most `STRUCTURED_MAX_TOKENS` tokens: the same message and memory
+    then make the same decision, and a runaway answer ends.
 
     >>> from langchain_openai import ChatOpenAI
     >>> chat = ChatOpenAI(model="m", api_key="k", temperature=0.3)

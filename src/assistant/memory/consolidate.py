@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
@@ -82,9 +82,25 @@ class MemoryOperation(BaseModel):
     )
 
 
+def _both_required(schema: dict[str, Any]) -> None:
+    """Ask for both fields in every answer, ``user_says`` first.
+
+    A grammar built from the JSON schema (llama.cpp's) then makes the model restate the
+    message before it decides. An answer without them still parses (the defaults).
+    """
+    schema["required"] = ["user_says", "operations"]
+
+
 class MemoryOperations(BaseModel):
     """The changes a user message implies; empty when it holds nothing durable."""
 
+    model_config = ConfigDict(json_schema_extra=_both_required)
+
+    user_says: str = Field(
+        default="",
+        description="The message restated as one plain sentence about the user, in the "
+        "message's language, keeping any no or never; empty when it says nothing about them.",
+    )
     operations: list[MemoryOperation] = Field(default_factory=list)
 
 

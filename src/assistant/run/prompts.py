@@ -66,7 +66,9 @@ standing wishes, decisions, projects, plans with a date. Leave out questions, re
 small talk, and anything that holds only for now. Most messages hold no such fact: then
 return no operations.
 
-For each fact, one operation:
+First `user_says`: the message restated as one plain sentence about the user, in the
+language of the message, keeping any "no" or "never"; empty when it says nothing about the
+user. Then `operations`: for each fact, one operation:
 - "add": nothing known says it.
 - "update": it adds detail to known fact `target`; `content` is the merged fact.
 - "supersede": it replaces known fact `target` (moved, new job, no longer likes it);
