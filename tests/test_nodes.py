@@ -29,7 +29,7 @@ from assistant.inference.tokens import (
 )
 from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.nodes.requests import MemoryRequest
-from assistant.nodes.respond import EMPTY_MESSAGE_REPLY
+from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY
 from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
 from assistant.run import prompts
 from assistant.run.context import Context
@@ -226,6 +226,17 @@ async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
     )
     state = await chat("Good night")
     assert state["messages"][-1].text == "- Works as a nurse\nGood night!"
+
+
+async def test_an_empty_reply_becomes_a_request_to_say_it_again(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    patch_model(["", ""], structured=[operations_json()])  # asked again without tools: ""
+    try:
+        state = await chat("我在杭州的一家医院当护士，已经五年了。")
+    finally:
+        providers.forget_providers()
+    assert state["messages"][-1].text == UNSAID_REPLY
 
 
 async def test_recall_limit_and_custom_persona(

@@ -119,6 +119,10 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
             response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
     if not response.tool_calls and echoes_prompt(response.text):
         response = await _plainly(model, tools if offered else [], prompt, trace, response)
+    if not response.tool_calls and not response.text.strip():
+        # A small model sometimes answers with nothing at all: never an empty message.
+        logger.warning("The model's reply was empty")
+        response = response.model_copy(update={"content": UNSAID_REPLY})
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
