@@ -44,6 +44,7 @@ from assistant.config.settings import get_model_settings
 from assistant.extraction import gate, hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
+from assistant.memory.consolidate import target_of
 from assistant.memory.wording import foreign_script, quotes_fact
 from assistant.run import prompts
 from assistant.run.context import Context
@@ -308,7 +309,7 @@ def _decides_nothing(operations: Sequence[MemoryOperation], known: Sequence[Item
     >>> _decides_nothing([skip], []), _decides_nothing([added], []), _decides_nothing([], [])
     (True, False, True)
     """
-    return all(op.action == "skip" and not 1 <= (op.target or 0) <= len(known) for op in operations)
+    return all(op.action == "skip" and target_of(op, known) is None for op in operations)
 
 
 async def _restated(

@@ -42,6 +42,7 @@ __all__ = [
     "MemoryOperations",
     "PROFILE_CATEGORIES",
     "apply_operations",
+    "target_of",
 ]
 
 CATEGORIES = (
@@ -238,9 +239,7 @@ def _action(
     """What ``operation`` comes to, and its target: ``same`` is a known fact with its words."""
     if same is not None and operation.action != "skip":
         return "skip", same
-    target = None
-    if operation.target is not None and 1 <= operation.target <= len(known):
-        target = known[operation.target - 1]
+    target = target_of(operation, known)
     if operation.action == "add" or target is None and operation.action != "skip":
         return "add", None
     if (
@@ -250,6 +249,16 @@ def _action(
     ):
         return "supersede", target  # not a refinement: the old wording stays as history
     return operation.action, target
+
+
+def target_of(operation: MemoryOperation, known: Sequence[Item]) -> Item | None:
+    """The known fact ``operation`` names by its number (1-based); None when it names none.
+
+    A number out of range names none.
+    """
+    if operation.target is not None and 1 <= operation.target <= len(known):
+        return known[operation.target - 1]
+    return None
 
 
 @dataclass

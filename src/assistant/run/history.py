@@ -10,7 +10,11 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from assistant.inference.tokens import count_message_tokens, count_text_tokens
+from assistant.inference.tokens import (
+    count_message_tokens,
+    count_messages_tokens,
+    count_text_tokens,
+)
 
 __all__ = ["context_tokens", "keep_budget", "keep_recent_start", "truncate_text"]
 
@@ -28,7 +32,7 @@ def context_tokens(messages: Sequence[BaseMessage], *, summary: str) -> int:
     >>> context_tokens([HumanMessage("a" * 40)], summary="b" * 40)
     24
     """
-    return sum(count_message_tokens(message) for message in messages) + (
+    return count_messages_tokens(messages) + (
         count_text_tokens(summary.strip()) if summary.strip() else 0
     )
 
