@@ -588,6 +588,80 @@ async def test_a_restatement_of_a_known_fact_is_not_stored_again(
     assert facts == ["Never drinks alcohol"]
 
 
+@pytest.mark.parametrize(
+    ("said", "skipped", "current"),
+    [
+        # Qwen2.5-Coder's answer to a move: the new city written into a skip of the old.
+        (
+            "Big news: we moved to Porto last week, so I don't live in Lisbon anymore.",
+            "I live in Porto with my partner.",
+            ["I live in Porto with my partner."],
+        ),
+        ("上个月我们搬到成都了", "住在成都", ["住在成都"]),
+        # The known fact said again, in other words or another language: still a skip.
+        ("Yes, Lisbon, like I told you", "Lives in Lisbon, with partner", None),
+        ("我住在里斯本", "住在里斯本", None),
+    ],
+)
+async def test_a_skip_that_names_a_new_place_the_user_said_supersedes_its_target(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    said: str,
+    skipped: str,
+    current: list[str] | None,
+) -> None:
+    known = (
+        "住在里斯本" if "里斯本" in said or "成都" in said else "I live in Lisbon with my partner."
+    )
+    await save_memory(store, "default-user", known, category="location")
+    skip = op("skip", skipped, "location", target=1)
+    patch_model(["Noted."], structured=[restated(said, skip)])
+    await chat(said, context=Context(extraction_hold_s=0))
+    assert await current_facts(store, "default-user") == (current or [known])
+    assert await stored_facts(store, "default-user") == sorted({known, *(current or [])})
+
+
+@pytest.mark.parametrize(
+    ("answer", "current"),
+    [
+        ({"still_true": False, "now": "Lives in Porto"}, ["Lives in Porto"]),
+        ({"still_true": True, "now": ""}, None),
+        # "No longer true" with nothing new said: the known fact stands.
+        ({"still_true": False, "now": "I live in Lisbon with my partner"}, None),
+    ],
+)
+async def test_a_skip_of_a_fact_the_message_names_more_than_is_asked_about_once_more(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    answer: dict[str, Any],
+    current: list[str] | None,
+) -> None:
+    known = "I live in Lisbon with my partner."
+    said = "Big news: we moved to Porto last week, so I don't live in Lisbon anymore."
+    await save_memory(store, "default-user", known, category="location")
+    skip = op("skip", known, "location", target=1)
+    model = patch_model(["Noted."], structured=[restated(said, skip), json.dumps(answer)])
+    await chat(said, context=Context(extraction_hold_s=0))
+    asked = model.prompts("remember")[1]
+    assert between(asked, "known_facts") == f"1. {known}"
+    assert between(asked, "user_message") == said
+    assert await current_facts(store, "default-user") == (current or [known])
+    assert await stored_facts(store, "default-user") == sorted({known, *(current or [])})
+
+
+async def test_a_skip_of_a_fact_said_again_asks_nothing_more(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Lives in Lisbon", category="location")
+    model = patch_model(
+        ["Noted."], structured=[restated("", op("skip", "Lives in Lisbon", target=1))]
+    )
+    await chat("I live in lisbon, remember?", context=Context(extraction_hold_s=0))
+    assert len(model.prompts("remember")) == 1
+
+
 # --------------------------------------------------------------------------- compress
 
 SMALL = Context(max_context_tokens=200, keep_recent_tokens=100, summary_max_tokens=60)

@@ -130,6 +130,15 @@ async def test_an_answer_that_fails_the_schema_everywhere_is_an_error_and_not_le
     assert providers.profile_for(model).structured is Structured.TOOL
 
 
+async def test_json_of_another_shape_is_not_read_as_an_empty_answer(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    # Every field of MemoryOperations has a default: this would validate as "nothing".
+    name, model = model_for("full", structured={"name": "MemoryOperations", "args": ["x"]})
+    with pytest.raises(StructuredOutputError, match="none of the schema's fields"):
+        await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+
+
 async def test_a_reply_model_without_tools_still_answers(
     stub: StubOpenAI,
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
@@ -147,7 +156,7 @@ async def test_a_reply_model_without_tools_still_answers(
     ]
 
 
-async def test_a_forced_tool_written_as_text_is_read_then_json_schema_is_used(
+async def test_a_forced_tool_written_as_text_is_asked_again_with_json_schema(
     stub: StubOpenAI,
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
     caplog: pytest.LogCaptureFixture,
@@ -157,10 +166,26 @@ async def test_a_forced_tool_written_as_text_is_read_then_json_schema_is_used(
         for _ in range(3):
             result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
             assert [op.content for op in result.operations] == ["Lives in Chengdu"]
-    # The text answer is used (no call wasted), and the grammar-bound format from then on.
-    assert mechanisms(stub, name) == [("tool", 200), ("json_schema", 200), ("json_schema", 200)]
+    # The written call is not read: the grammar-bound format answers, from then on too.
+    assert mechanisms(stub, name) == [
+        ("tool", 200),
+        ("json_schema", 200),
+        ("json_schema", 200),
+        ("json_schema", 200),
+    ]
     (logged,) = [r.getMessage() for r in caplog.records if name in r.getMessage()]
     assert "wrote the tool call as text" in logged and "using json_schema from now on" in logged
+
+
+async def test_a_call_written_as_text_with_a_list_of_arguments_is_read(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    # Qwen2.5-Coder's shape: the call's arguments are the bare list of operations.
+    written = {"name": "MemoryOperations", "arguments": OPERATIONS["operations"]}
+    name, model = model_for("no_tools", structured=written)
+    result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+    assert [op.content for op in result.operations] == ["Lives in Chengdu"]
+    assert mechanisms(stub, name)[-1] == ("chat", 200)
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.store.base import Item
+from pydantic import BaseModel, Field
 
 from assistant import memory
 from assistant.config.settings import get_model_settings
@@ -45,7 +46,13 @@ from assistant.extraction import gate, hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
 from assistant.memory.consolidate import target_of
-from assistant.memory.wording import foreign_script, quotes_fact
+from assistant.memory.wording import (
+    foreign_script,
+    new_names,
+    normalize_fact,
+    quotes_fact,
+    replaces_name,
+)
 from assistant.run import prompts
 from assistant.run.context import Context
 from assistant.run.history import truncate_text
@@ -286,10 +293,82 @@ async def decide_operations(
         [HumanMessage(content=prompt)],
         {"run_name": "remember", "tags": [TAG_NOSTREAM]},
     )
-    operations = [op for op in result.operations if not _unfilled(op) and not _invented(op, text)]
+    operations = [
+        await _checked(_as_change(op, known, text), known, text, context)
+        for op in result.operations
+        if not _unfilled(op) and not _invented(op, text)
+    ]
     if _decides_nothing(operations, known):
         return await _restated(result.user_says, text, known, operations)
     return operations
+
+
+def _as_change(operation: MemoryOperation, known: Sequence[Item], text: str) -> MemoryOperation:
+    """``operation``, with a *skip* that is really a change made the *supersede* it is.
+
+    Such a skip's fact puts a name the user said where its target has another
+    (`assistant.memory.wording.replaces_name`).
+
+    >>> from langgraph.store.base import Item
+    >>> lisbon = Item(value={"content": "I live in Lisbon"}, key="k", namespace=(),
+    ...     created_at="2026-01-01T00:00:00", updated_at="2026-01-01T00:00:00")
+    >>> skip = MemoryOperation(action="skip", content="I live in Porto", category="location",
+    ...     confidence=0.9, target=1)
+    >>> _as_change(skip, [lisbon], "We moved to Porto, no more Lisbon").action
+    'supersede'
+    >>> _as_change(skip, [lisbon], "I live in Lisbon, as I said").action
+    'skip'
+    """
+    target = target_of(operation, known) if operation.action == "skip" else None
+    if target is None or not replaces_name(
+        str(target.value.get("content", "")), operation.content, text
+    ):
+        return operation
+    logger.info("Extraction called a change already known; superseding: %r", operation.content)
+    return operation.model_copy(update={"action": "supersede"})
+
+
+class StillTrue(BaseModel):
+    """Whether a known fact still holds after the user's message (`STILL_TRUE_PROMPT`)."""
+
+    still_true: bool = Field(description="False only when the message says it no longer holds.")
+    now: str = Field(default="", description="What holds instead; empty when it still holds.")
+
+
+async def _checked(
+    operation: MemoryOperation, known: Sequence[Item], text: str, context: Context
+) -> MemoryOperation:
+    """A *skip* of a known fact the message names something beyond, asked about once more.
+
+    A small model often calls a move already known: "we moved to Porto, so I don't live in
+    Lisbon anymore" answered with a skip of "Lives in Lisbon". When the message names a
+    name, place or number the known fact does not (`assistant.memory.wording.new_names`),
+    one short question (`prompts.STILL_TRUE_PROMPT`) asks whether the fact still holds,
+    and a fact that no longer does is superseded by what holds now. A failed question fails
+    the extraction, which is tried again with the next turn.
+    """
+    target = target_of(operation, known) if operation.action == "skip" else None
+    fact = str(target.value.get("content", "")) if target is not None else ""
+    if not fact or not new_names(text, fact):
+        return operation
+    prompt = prompts.STILL_TRUE_PROMPT.format(
+        known_facts=f"1. {as_data(fact, one_line=True)}",
+        message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
+    )
+    answer = await providers.ainvoke_structured(
+        models.get_chat_model(context.model),
+        StillTrue,
+        [HumanMessage(content=prompt)],
+        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
+    )
+    now = answer.now.strip()
+    changed = operation.model_copy(update={"action": "supersede", "content": now})
+    if answer.still_true or normalize_fact(now) in ("", normalize_fact(fact)):
+        return operation
+    if _unfilled(changed) or _invented(changed, text):
+        return operation
+    logger.info("A skipped fact no longer holds; superseding %r with %r", fact, now)
+    return changed
 
 
 RESTATED_CONFIDENCE = 0.7
@@ -351,16 +430,33 @@ fills it in instead of saying what the user said."""
 
 
 def _invented(operation: MemoryOperation, text: str) -> bool:
-    """Whether ``operation`` writes a fact in a script the message does not use at all.
+    """Whether ``operation`` writes a fact the message cannot have said.
 
-    >>> _invented(MemoryOperation(action="add", content="住在北京", category="location",
-    ...     confidence=0.9), "Ich wohne seit letztem Jahr in München")
+    Either in a script the message does not use at all, or much longer than the message:
+    a small model sometimes answers "I work as a teacher." with a page of facts about a
+    city, children and a dog, made from the prompt's list of kinds of fact.
+
+    >>> def add(content): return MemoryOperation(
+    ...     action="add", content=content, category="other", confidence=0.9)
+    >>> _invented(add("住在北京"), "Ich wohne seit letztem Jahr in München")
     True
+    >>> _invented(add("Works as a teacher. " * 8), "I work as a teacher.")
+    True
+    >>> _invented(add("Does not eat coriander (cilantro)"), "不吃香菜")
+    False
     """
-    if operation.action != "skip" and foreign_script(operation.content, text):
+    if operation.action == "skip":
+        return False
+    content = operation.content.strip()
+    if foreign_script(content, text) or len(content) > INVENTED_LENGTH * len(text.strip()) + 60:
         logger.warning("Extraction wrote a fact the message does not say; dropped: %r", operation)
         return True
     return False
+
+
+INVENTED_LENGTH = 3
+"""A fact longer than this many times its message (and 60 characters) was not said in it;
+three leaves room for a Chinese message written as an English fact."""
 
 
 def _unfilled(operation: MemoryOperation) -> bool:

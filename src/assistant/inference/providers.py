@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_origin
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
@@ -190,18 +190,59 @@ def parse_json_reply(text: str, schema: type[SchemaT]) -> SchemaT:
             data = json.loads(candidate)
         except ValueError:
             continue
+        data = _wrap_list(_call_arguments(data), schema)
+        if _foreign(data, schema):
+            problem = f"the JSON has none of the schema's fields: {sorted(data)[:5]}"
+            continue
         try:
-            return schema.model_validate(_wrap_list(_call_arguments(data), schema))
+            return schema.model_validate(data)
         except ValidationError as error:
             problem = f"the JSON does not match the schema: {error.errors()[0]['msg']}"
     raise ValueError(f"{problem} (answer began {stripped[:80]!r})")
 
 
+def _foreign(data: Any, schema: type[BaseModel]) -> bool:
+    """Whether ``data`` is an object that names none of ``schema``'s fields.
+
+    Such an object would validate as the schema's defaults: an answer of another shape
+    read as "nothing to do" instead of as unusable.
+
+    >>> class Fact(BaseModel):
+    ...     content: str = ""
+    >>> _foreign({"name": "Fact", "args": []}, Fact), _foreign({"content": "x"}, Fact)
+    (True, False)
+    """
+    if not isinstance(data, dict) or not data:
+        return False
+    names = {alias for name, info in schema.model_fields.items() for alias in (name, info.alias)}
+    return not names.intersection(data)
+
+
+def _answered(raw: Any) -> Any:
+    """The JSON a structured answer carried: its tool call's arguments, or its text's object."""
+    calls = getattr(raw, "tool_calls", None)
+    if calls:
+        return calls[0].get("args")
+    try:
+        return json.loads(raw.text) if isinstance(raw, BaseMessage) else None
+    except ValueError:
+        return None
+
+
 def _wrap_list(data: Any, schema: type[BaseModel]) -> Any:
-    """A bare list for a schema whose only field is a list becomes ``{field: list}``."""
-    fields = list(schema.model_fields)
-    if isinstance(data, list) and len(fields) == 1:
-        return {fields[0]: data}
+    """A bare list for a schema with one list field becomes ``{field: list}``.
+
+    >>> class Said(BaseModel):
+    ...     user_says: str = ""
+    ...     operations: list[int] = []
+    >>> _wrap_list([1, 2], Said)
+    {'operations': [1, 2]}
+    """
+    lists = [
+        name for name, info in schema.model_fields.items() if get_origin(info.annotation) is list
+    ]
+    if isinstance(data, list) and len(lists) == 1:
+        return {lists[0]: data}
     return data
 
 
@@ -213,11 +254,19 @@ def _call_arguments(data: Any) -> Any:
 
     >>> _call_arguments({"name": "Fact", "arguments": {"content": "Lives in Lyon"}})
     {'content': 'Lives in Lyon'}
+    >>> _call_arguments({"name": "Facts", "arguments": [{"content": "Lives in Lyon"}]})
+    [{'content': 'Lives in Lyon'}]
     >>> _call_arguments({"content": "Lives in Lyon"})
     {'content': 'Lives in Lyon'}
     """
     call = _as_call(data)
-    return data if call is None else call[1]
+    if call is not None:
+        return call[1]
+    if isinstance(data, dict) and isinstance(data.get("name"), str) and len(data) <= 3:
+        listed = data.get("arguments", data.get("parameters"))
+        if isinstance(listed, list):  # {"name": …, "arguments": [ … ]}: the list is the answer
+            return listed
+    return data
 
 
 def _as_call(data: Any) -> tuple[str, dict[str, Any]] | None:
@@ -277,25 +326,28 @@ async def _attempt(
     if not isinstance(result, dict):
         raise _Unusable(f"unexpected result {type(result).__name__}", ignored=False)
     parsed = result.get("parsed")
-    if isinstance(parsed, schema):
-        return parsed
     raw = result.get("raw")
+    if isinstance(parsed, schema):
+        if _foreign(_answered(raw), schema):
+            raise _Unusable(
+                f"the answer has none of the schema's fields: {raw!r:.80}", ignored=False
+            )
+        return parsed
     text = raw.text if isinstance(raw, BaseMessage) else ""
     tool_calls = getattr(raw, "tool_calls", None)
+    if method is Structured.TOOL and not tool_calls:
+        # The tool was ignored, its call perhaps written as text. Such an answer is not
+        # read: written without the schema's grammar, a small model's skips the fields
+        # that make it think first (Qwen2.5-Coder's lost "I live in Lisbon"). The next
+        # mechanism, a grammar-bound json_schema, answers this call and the later ones.
+        written = '"name"' in text and ('"arguments"' in text or '"parameters"' in text)
+        shown = "it wrote the tool call as text" if written else "it answered in text"
+        raise _Unusable(f"{shown} instead of calling the tool: {text[:80]!r}", ignored=True)
     try:
-        answer = parse_json_reply(text, schema)  # e.g. the JSON came as text instead
+        return parse_json_reply(text, schema)  # e.g. the JSON came as text instead
     except ValueError as error:
-        if method is Structured.TOOL and not tool_calls:
-            raise _Unusable(
-                f"it answered in text instead of calling the tool: {text[:80]!r}", ignored=True
-            ) from error
         reason = result.get("parsing_error") or error
         raise _Unusable(f"the answer did not match the schema: {reason}", ignored=False) from error
-    if method is Structured.TOOL and not tool_calls:
-        # The tool was ignored and the call written as text: usable this time, but a
-        # grammar-constrained json_schema answer is surer from the next call on.
-        _learn(model, method, f"it wrote the tool call as text: {text[:80]!r}")
-    return answer
 
 
 def for_decisions(model: BaseChatModel) -> BaseChatModel:
