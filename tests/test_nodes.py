@@ -228,6 +228,28 @@ async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
     assert state["messages"][-1].text == "- Works as a nurse\nGood night!"
 
 
+@pytest.mark.parametrize(
+    "leaked",
+    [
+        # Qwen2.5-Coder's reply to a Chinese fact: made-up fact tags and a tool written out.
+        '<fact id="1">护士</fact>\n<function name="search_memory">\n'
+        '<parameter name="query">护士</parameter>\n</function>',
+        "I can check with search_memory if you want: just say the word.",
+    ],
+)
+async def test_a_reply_that_writes_out_tags_or_tools_is_asked_for_again(
+    patch_model: PatchModel, chat: Chat, leaked: str
+) -> None:
+    model = patch_model([leaked, "辛苦了！五年护士很不容易。"], structured=[operations_json()])
+    # Found to misuse its tools already: its replies come without them, and unchecked there.
+    providers.profile_for(model).misuses_tools = True
+    try:
+        state = await chat("我在杭州的一家医院当护士，已经五年了。")
+    finally:
+        providers.forget_providers()
+    assert state["messages"][-1].text == "辛苦了！五年护士很不容易。"
+
+
 async def test_an_empty_reply_becomes_a_request_to_say_it_again(
     patch_model: PatchModel, chat: Chat
 ) -> None:

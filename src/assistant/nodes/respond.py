@@ -232,26 +232,41 @@ PROMPT_TAGS = tuple(
 )
 """The tags of the reply's system prompt blocks (``user_profile``, ``user_facts``, ...)."""
 
-ECHOED = re.compile(r"<\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")\s*/?\s*>", re.IGNORECASE)
+TOOL_NAMES = tuple(tool.name for tool in MEMORY_TOOLS)
+"""The memory tools' names: a reply meant for the user never writes them."""
 
-MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*\s*/?\s*>")
+ECHOED = re.compile(
+    r"<\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")\b[^<>]*>"
+    r"|<\s*/?\s*(?:facts?|functions?|tools?|tool_calls?|parameters?)\b[^<>]*>"
+    r"|\b(?:" + "|".join(TOOL_NAMES) + r")\b",
+    re.IGNORECASE,
+)
+"""What a reply must not carry: the prompt's block tags, tags a small model makes up for
+facts or tools (with or without attributes), and the tools' names."""
+
+MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?\s*>")
 """Any XML-like tag: what is taken out of a reply that echoed the prompt twice."""
 
 PLAINLY = (
-    "\n\nYour last answer copied the tagged blocks above. Answer the user's latest message "
-    "in plain sentences, as you would speak to them, without any tags."
+    "\n\nYour last answer copied the tagged blocks above or wrote out your tools. Answer the "
+    "user's latest message in plain sentences, as you would speak to them, without any tags "
+    "and without naming any tool."
 )
 """Added to the system prompt when a reply is asked for again after it echoed the blocks."""
 
 
 def echoes_prompt(text: str) -> bool:
-    r"""Whether a reply writes out the system prompt's tagged blocks, as a small model may.
+    r"""Whether a reply writes out the system prompt's blocks or the tools, as small models do.
 
     >>> echoes_prompt("<user_profile>\n<name>Lin</name>\n</user_profile>")
     True
     >>> echoes_prompt("You live in Munich. The <summary> tag in HTML is for details.")
     True
-    >>> echoes_prompt("You live in Munich, and Toby is your dog.")
+    >>> echoes_prompt('<fact id="3">护士</fact>'), echoes_prompt('<function name="search_memory">')
+    (True, True)
+    >>> echoes_prompt("Let me call search_memory for that.")
+    True
+    >>> echoes_prompt("You live in Munich, and Toby is your dog. 2 < 3 > 1")
     False
     """
     return bool(ECHOED.search(text))
@@ -280,12 +295,18 @@ async def _plainly(
 
 
 def _without_markup(text: str) -> str:
-    r"""``text`` without its tags.
+    r"""``text`` without its tags, and without the lines that name a tool.
 
     >>> _without_markup("<user_facts>\n- Lives in Munich\n</user_facts>\nHi <b>you</b>!")
     '- Lives in Munich\nHi you!'
+    >>> _without_markup('Sure.\n<function name="search_memory">\n{"query": "x"}\n</function>')
+    'Sure.\n{"query": "x"}'
     """
-    lines = ((line, MARKUP.sub("", line).rstrip()) for line in text.splitlines())
+    names = re.compile(r"\b(?:" + "|".join(TOOL_NAMES) + r")\b", re.IGNORECASE)
+    lines = (
+        (line, "" if names.search(line) else MARKUP.sub("", line).rstrip())
+        for line in text.splitlines()
+    )
     return "\n".join(kept for line, kept in lines if kept.strip() or not line.strip()).strip()
 
 
