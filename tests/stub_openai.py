@@ -14,6 +14,9 @@ the test registers has a *mode* (how the provider behaves) and scripted answers:
   parse (Qwen2.5-Coder): a forced tool is answered with the call written as text
   (``<tools>{"name": …, "arguments": …}</tools>``), and a ``reply`` that writes a call
   comes back as text too; ``json_schema`` works;
+- ``runaway``: like a small model at temperature 0 that starts repeating itself: a
+  ``json_schema`` answer is cut at ``max_tokens`` (``finish_reason`` "length"); the other
+  mechanisms answer;
 - ``bad_key``: 401, echoing the key it was sent (as OpenAI does, partly);
 - ``slow``: holds every answer until the test releases :attr:`StubOpenAI.release`.
 
@@ -49,6 +52,7 @@ MODES = (
     "ignore_tool_choice",
     "no_tools",
     "tools_as_text",
+    "runaway",
     "bad_key",
     "slow",
 )
@@ -200,6 +204,10 @@ class StubOpenAI:
             return 200, _completion(name, tool_call=(function, model.structured_json(body)))
         if named:
             return 200, _completion(name, content="Noted! I will keep that in mind.")
+        if mode == "runaway" and response_format.get("type") == "json_schema":
+            cut = _completion(name, content='{"user_says": "I I I I I I I I')
+            cut["choices"][0]["finish_reason"] = "length"
+            return 200, cut
         if response_format.get("type") in ("json_schema", "json_object"):
             return 200, _completion(name, content=model.structured_json(body))
         last = _last_user_text(body.get("messages") or [])

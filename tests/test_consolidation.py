@@ -321,6 +321,21 @@ async def test_a_cross_language_duplicate_is_skipped(
     assert (await value(store, key))["mentions"] == 2
 
 
+@pytest.mark.parametrize("action", ["update", "supersede"])
+async def test_a_change_of_a_fact_it_shares_no_word_with_is_an_add(
+    store: InMemoryStore, action: str
+) -> None:
+    # Qwen2.5-Coder's answer to a Chinese job fact, given the daughter's allergy to change.
+    allergy = "My daughter Lily is allergic to peanuts"
+    key = await save_memory(store, USER, allergy, category="constraint")
+    nurse = "I am a nurse at a hospital in Hangzhou"
+    report = await apply(
+        store, ops(op(action, nurse, "identity", target=1)), await known(store, key)
+    )
+    assert report.updated == report.superseded == [] and len(report.added) == 1
+    assert await current_facts(store, USER) == sorted([allergy, nurse])
+
+
 @pytest.mark.parametrize(
     "wording", ["lives in hangzhou", "Lives in Hangzhou.", "LIVES IN  HANGZHOU!"]
 )

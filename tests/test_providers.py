@@ -139,6 +139,17 @@ async def test_json_of_another_shape_is_not_read_as_an_empty_answer(
         await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
 
 
+async def test_an_answer_cut_at_its_token_limit_moves_on_for_this_call_only(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    name, model = model_for("runaway", structured=OPERATIONS)
+    providers.profile_for(model).structured = Structured.JSON_SCHEMA
+    for _ in range(2):
+        result = await providers.ainvoke_structured(model, MemoryOperations, PROMPT)
+        assert [op.content for op in result.operations] == ["Lives in Chengdu"]
+    assert mechanisms(stub, name) == [("json_schema", 200), ("json_object", 200)] * 2
+
+
 async def test_a_reply_model_without_tools_still_answers(
     stub: StubOpenAI,
     model_for: Callable[..., tuple[str, models.BaseChatModel]],

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar, get_origin
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -321,6 +322,8 @@ async def _attempt(
         result: Any = await runnable.ainvoke(list(prompt), config)
     except (ValidationError, ValueError) as error:  # parsed inside the client
         raise _Unusable(f"the answer did not match the schema: {error}", ignored=False) from error
+    except openai.LengthFinishReasonError as error:  # a runaway answer, cut at max_tokens
+        raise _Unusable("the answer ran past its token limit", ignored=False) from error
     if isinstance(result, schema):
         return result  # a model that answers structured calls directly
     if not isinstance(result, dict):

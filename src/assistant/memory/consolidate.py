@@ -32,7 +32,7 @@ from assistant.memory.facts import (
     update_memory,
 )
 from assistant.memory.records import is_current
-from assistant.memory.wording import drops_names
+from assistant.memory.wording import drops_names, related
 from assistant.memory.writer import Writer
 
 __all__ = [
@@ -188,9 +188,10 @@ def plan(
     below ``min_confidence`` or with empty or oversized content are dropped; a fact said
     twice in one message is written once; one already known word for word becomes a
     *skip* of it; an *update* or *supersede* of a target that does not exist becomes an
-    *add*; an *update* that drops a name, place or number of its target is a *supersede*
-    (`assistant.memory.wording.drops_names`); a *skip* with no target does nothing; and
-    each known fact is changed at most once per turn.
+    *add*, and so does one of a target it shares no word with, in the same script
+    (`assistant.memory.wording.related`); an *update* that drops a name, place or number of
+    its target is a *supersede* (`assistant.memory.wording.drops_names`); a *skip* with no
+    target does nothing; and each known fact is changed at most once per turn.
 
     >>> known = [Item(value={"content": "Lives in Hangzhou"}, key="k1", namespace=(),
     ...     created_at="2026-01-01T00:00:00", updated_at="2026-01-01T00:00:00")]
@@ -242,6 +243,12 @@ def _action(
     target = target_of(operation, known)
     if operation.action == "add" or target is None and operation.action != "skip":
         return "add", None
+    if (
+        operation.action != "skip"
+        and target is not None
+        and not related(str(target.value.get("content", "")), operation.content)
+    ):
+        return "add", None  # a change of a fact it shares no word with: another fact
     if (
         operation.action == "update"
         and target is not None

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import FORGOTTEN
-from assistant.memory.search.lexical import CJK_LETTER
+from assistant.memory.search.lexical import CJK_LETTER, tokenize
 
 __all__ = [
     "MIN_QUOTED_CHARS",
@@ -25,6 +25,7 @@ __all__ = [
     "normalize_fact",
     "quotes_fact",
     "redact_text",
+    "related",
     "replaces_name",
 ]
 
@@ -110,6 +111,28 @@ def drops_names(before: str, after: str) -> bool:
         return True
     wide = CJK_LETTER.findall(before)
     return bool(wide) and sum(char in after for char in wide) < MIN_KEPT_WIDE_SHARE * len(wide)
+
+
+def related(before: str, after: str) -> bool:
+    """Whether two facts share a word (stemmed, English stop words aside).
+
+    In Chinese, Japanese or Korean a shared word is two characters in a row; facts in
+    different scripts cannot be compared by their words and count as related.
+
+    A small model asked for the known fact a message refines or replaces sometimes names
+    any known fact: "works as a nurse in Hangzhou" given as an update of "daughter Lily is
+    allergic to peanuts" (`assistant.memory.consolidate`).
+
+    >>> related("I live in Lisbon with my partner", "I live in Porto with my partner")
+    True
+    >>> related("My daughter Lily is allergic to peanuts", "I am a nurse in Hangzhou")
+    False
+    >>> related("住在北京", "住在上海"), related("Lives in Hangzhou", "住在成都")
+    (True, True)
+    """
+    if is_cjk_text(before) != is_cjk_text(after):
+        return True
+    return bool(set(tokenize(before)) & set(tokenize(after)))
 
 
 def replaces_name(before: str, after: str, said: str) -> bool:
