@@ -75,8 +75,9 @@ user. Then `operations`: for each fact, one operation:
   `content` is the new fact.
 - "skip": known fact `target` says it already.
 
-`content`: the fact in a few words, in the language of the message, using the user's own
-words. A fact about the user has no subject. A fact about someone else in the user's life
+`content`: the fact in a few words that say what it is about (where they live, their job,
+an allergy), in the language of the message, using the user's own words. A fact about the
+user has no subject. A fact about someone else in the user's life
 starts with who that is (daughter, wife, boss, dog, and their name if given), so it is
 never read as the user's own. Never write advice, answers, or what an assistant would say.
 `category`: one of {categories}. `confidence`: 0 to 1. `profile`: true for name, home city,
