@@ -33,7 +33,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
@@ -75,6 +75,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+Answer = TypeVar("Answer", bound=BaseModel)
 
 MAX_EXTRACTION_TOKENS = 2000
 """Only this much of a huge message (its start and its end) goes to the model."""
@@ -287,12 +289,7 @@ async def decide_operations(
         known_facts=numbered(known) or "(none)",
         message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
-    result = await providers.ainvoke_structured(
-        models.get_chat_model(context.model),
-        MemoryOperations,
-        [HumanMessage(content=prompt)],
-        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
-    )
+    result = await _ask(MemoryOperations, prompt, context)
     operations = [
         await _checked(_as_change(op, known, text), known, text, context)
         for op in result.operations
@@ -355,12 +352,7 @@ async def _checked(
         known_facts=f"1. {as_data(fact, one_line=True)}",
         message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
-    answer = await providers.ainvoke_structured(
-        models.get_chat_model(context.model),
-        StillTrue,
-        [HumanMessage(content=prompt)],
-        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
-    )
+    answer = await _ask(StillTrue, prompt, context)
     now = answer.now.strip()
     changed = operation.model_copy(update={"action": "supersede", "content": now})
     if answer.still_true or normalize_fact(now) in ("", normalize_fact(fact)):
@@ -369,6 +361,16 @@ async def _checked(
         return operation
     logger.info("A skipped fact no longer holds; superseding %r with %r", fact, now)
     return changed
+
+
+async def _ask(schema: type[Answer], prompt: str, context: Context) -> Answer:
+    """One structured question about memory to the context's model, never streamed."""
+    return await providers.ainvoke_structured(
+        models.get_chat_model(context.model),
+        schema,
+        [HumanMessage(content=prompt)],
+        {"run_name": "remember", "tags": [TAG_NOSTREAM]},
+    )
 
 
 RESTATED_CONFIDENCE = 0.7
