@@ -271,6 +271,8 @@ class ScriptedRules:
         """The answer to one call (it runs in a worker thread under async callers)."""
         if self.fail_on and any(self.fail_on in message.text for message in messages):
             raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
+        if info.schema is not None and "still_true" in info.schema.model_fields:
+            return {"still_true": True, "now": ""}  # its extractor already writes each change
         if info.schema is not None:
             return self._extract(messages)
         return self._reply(messages, info.tool_names)

@@ -46,6 +46,7 @@ from assistant.extraction import gate, hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
 from assistant.memory.consolidate import target_of
+from assistant.memory.search.lexical import CJK_LETTER
 from assistant.memory.wording import (
     foreign_script,
     new_names,
@@ -342,11 +343,13 @@ async def _checked(
     name, place or number the known fact does not (`assistant.memory.wording.new_names`),
     one short question (`prompts.STILL_TRUE_PROMPT`) asks whether the fact still holds,
     and a fact that no longer does is superseded by what holds now. A failed question fails
-    the extraction, which is tried again with the next turn.
+    the extraction, which is tried again with the next turn. A message in Chinese, Japanese
+    or Korean is not asked about: without capitals, nearly every repeat says words its
+    fact does not, and the question would follow most of them.
     """
     target = target_of(operation, known) if operation.action == "skip" else None
     fact = str(target.value.get("content", "")) if target is not None else ""
-    if not fact or not new_names(text, fact):
+    if not fact or CJK_LETTER.search(text) or not new_names(text, fact):
         return operation
     prompt = prompts.STILL_TRUE_PROMPT.format(
         known_facts=f"1. {as_data(fact, one_line=True)}",
