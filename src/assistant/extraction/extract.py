@@ -292,7 +292,7 @@ async def decide_operations(
     )
     result = await _ask(MemoryOperations, prompt, context)
     operations = [
-        await _checked(_as_change(op, known, text), known, text, context)
+        await _checked(_as_change(op, known, text), known, text, result.user_says, context)
         for op in result.operations
         if not _unfilled(op) and not _invented(op, text)
     ]
@@ -334,13 +334,14 @@ class StillTrue(BaseModel):
 
 
 async def _checked(
-    operation: MemoryOperation, known: Sequence[Item], text: str, context: Context
+    operation: MemoryOperation, known: Sequence[Item], text: str, user_says: str, context: Context
 ) -> MemoryOperation:
     """A *skip* of a known fact the message names something beyond, asked about once more.
 
     A small model often calls a move already known: "we moved to Porto, so I don't live in
-    Lisbon anymore" answered with a skip of "Lives in Lisbon". When the message names a
-    name, place or number the known fact does not (`assistant.memory.wording.new_names`),
+    Lisbon anymore" answered with a skip of "Lives in Lisbon". When the model's own
+    restatement of the message (``user_says``) names a name, place or number the known fact
+    does not (`assistant.memory.wording.new_names`), its skip contradicts its reading, and
     one short question (`prompts.STILL_TRUE_PROMPT`) asks whether the fact still holds,
     and a fact that no longer does is superseded by what holds now. A failed question fails
     the extraction, which is tried again with the next turn. A message in Chinese, Japanese
@@ -349,7 +350,7 @@ async def _checked(
     """
     target = target_of(operation, known) if operation.action == "skip" else None
     fact = str(target.value.get("content", "")) if target is not None else ""
-    if not fact or CJK_LETTER.search(text) or not new_names(text, fact):
+    if not fact or CJK_LETTER.search(text) or not new_names(user_says, fact):
         return operation
     prompt = prompts.STILL_TRUE_PROMPT.format(
         known_facts=f"1. {as_data(fact, one_line=True)}",
