@@ -232,13 +232,15 @@ PROMPT_TAGS = tuple(
 )
 """The tags of the reply's system prompt blocks (``user_profile``, ``user_facts``, ...)."""
 
-TOOL_NAMES = tuple(tool.name for tool in MEMORY_TOOLS)
-"""The memory tools' names: a reply meant for the user never writes them."""
+NAMES_A_TOOL = re.compile(
+    r"\b(?:" + "|".join(tool.name for tool in MEMORY_TOOLS) + r")\b", re.IGNORECASE
+)
+"""A memory tool's name: a reply meant for the user never writes one."""
 
 ECHOED = re.compile(
     r"<\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")\b[^<>]*>"
     r"|<\s*/?\s*(?:facts?|functions?|tools?|tool_calls?|parameters?)\b[^<>]*>"
-    r"|\b(?:" + "|".join(TOOL_NAMES) + r")\b",
+    r"|" + NAMES_A_TOOL.pattern,
     re.IGNORECASE,
 )
 """What a reply must not carry: the prompt's block tags, tags a small model makes up for
@@ -302,9 +304,8 @@ def _without_markup(text: str) -> str:
     >>> _without_markup('Sure.\n<function name="search_memory">\n{"query": "x"}\n</function>')
     'Sure.\n{"query": "x"}'
     """
-    names = re.compile(r"\b(?:" + "|".join(TOOL_NAMES) + r")\b", re.IGNORECASE)
     lines = (
-        (line, "" if names.search(line) else MARKUP.sub("", line).rstrip())
+        (line, "" if NAMES_A_TOOL.search(line) else MARKUP.sub("", line).rstrip())
         for line in text.splitlines()
     )
     return "\n".join(kept for line, kept in lines if kept.strip() or not line.strip()).strip()
