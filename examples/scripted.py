@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from assistant.extraction.extract import StillTrue
 from assistant.inference.tokens import count_messages_tokens, count_text_tokens
 from assistant.memory.search.lexical import tokenize
 from function_model import CallInfo, FunctionChatModel
@@ -271,7 +272,7 @@ class ScriptedRules:
         """The answer to one call (it runs in a worker thread under async callers)."""
         if self.fail_on and any(self.fail_on in message.text for message in messages):
             raise RuntimeError(f"scripted failure: request contains {self.fail_on!r}")
-        if info.schema is not None and "still_true" in info.schema.model_fields:
+        if info.schema is StillTrue:
             return {"still_true": True, "now": ""}  # its extractor already writes each change
         if info.schema is not None:
             return self._extract(messages)

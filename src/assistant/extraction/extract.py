@@ -358,9 +358,9 @@ async def _checked(
     )
     answer = await _ask(StillTrue, prompt, context)
     now = answer.now.strip()
-    changed = operation.model_copy(update={"action": "supersede", "content": now})
     if answer.still_true or normalize_fact(now) in ("", normalize_fact(fact)):
         return operation
+    changed = operation.model_copy(update={"action": "supersede", "content": now})
     if _unfilled(changed) or _invented(changed, text):
         return operation
     logger.info("A skipped fact no longer holds; superseding %r with %r", fact, now)
