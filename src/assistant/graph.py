@@ -18,18 +18,20 @@ from assistant.nodes.respond import respond
 from assistant.nodes.tools import MEMORY_TOOLS
 from assistant.run.context import Context
 from assistant.run.history import context_tokens
+from assistant.run.prompting import shown_memory
 from assistant.run.state import InputState, State
 
 
 def after_respond(
     state: State, runtime: Runtime[Context]
 ) -> Literal["use_tools", "compress", "__end__"]:
-    """Run the tools the model called; else compress when messages and summary are over budget."""
+    """Run the tools the model called; else compress when the working memory is over budget."""
     messages = state.get("messages", [])
     if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
         return "use_tools"
     context = runtime.context or Context()
-    if context_tokens(messages, summary=state.get("summary", "")) > context.max_context_tokens:
+    used = context_tokens(messages, summary=state.get("summary", ""), memory=shown_memory(state))
+    if used > context.max_context_tokens:
         return "compress"
     return "__end__"
 

@@ -1,6 +1,7 @@
 """`compress`: fold the oldest messages into the running summary when the thread is too long.
 
-The messages and the summary share one budget, ``max_context_tokens``.
+The messages, the summary and the memory shown beside them share one budget,
+``max_context_tokens``.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from assistant.run.history import (
     context_tokens,
     keep_budget,
     keep_recent_start,
+    memory_tokens,
     truncate_text,
 )
-from assistant.run.prompting import summary_prompt
+from assistant.run.prompting import shown_memory, summary_prompt
 from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
 
@@ -36,20 +38,24 @@ MAX_FOLD_INPUT_TOKENS = 12_000
 async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Summarise the oldest messages into ``summary`` and delete them with `RemoveMessage`.
 
-    Runs when the messages and the running summary together are over
-    ``max_context_tokens`` (`context_tokens`). Keeps the most recent messages up to
-    ``keep_recent_tokens`` (less when a summary at its cap would not leave room for them:
+    Runs when the messages, the running summary and the memory the turn's prompt showed
+    (profile, facts, episodes) together are over ``max_context_tokens``
+    (`context_tokens`). Keeps the most recent messages up to ``keep_recent_tokens`` (less
+    when a summary at its cap and that memory would not leave room for them:
     `keep_budget`), cut at a human message; the latest exchange always stays. If the
     summariser fails, nothing is removed and the thread stays as it was.
     """
     context = runtime.context or Context()
     messages = state.get("messages", [])
-    if context_tokens(messages, summary=state.get("summary", "")) <= context.max_context_tokens:
+    memory = shown_memory(state)
+    summary_now = state.get("summary", "")
+    if context_tokens(messages, summary=summary_now, memory=memory) <= context.max_context_tokens:
         return {}
     kept_tokens = keep_budget(
         max_context_tokens=context.max_context_tokens,
         keep_recent_tokens=context.keep_recent_tokens,
         summary_max_tokens=context.summary_max_tokens,
+        memory_tokens=memory_tokens(memory),
     )
     start = keep_recent_start(messages, max_tokens=kept_tokens)
     folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]

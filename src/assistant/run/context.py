@@ -33,12 +33,13 @@ class Context:
     recalled facts and the running summary are appended to it."""
 
     max_context_tokens: int = 2400
-    """Token budget of the thread's working memory: its messages and its running summary
+    """Token budget of the thread's working memory: its messages, its running summary and
+    the memory a prompt shows beside them (profile, recalled facts, past episodes)
     together. When they grow past it, `compress` folds the oldest messages into the
     summary. The prompt sent to the model never carries more than this many tokens of
     messages. With `keep_recent_tokens` and the summary's length it sets how often
     `compress` calls the model: once per (max_context_tokens - keep_recent_tokens -
-    summary) tokens of conversation."""
+    summary - memory shown) tokens of conversation."""
 
     max_prompt_tokens: int = 4000
     """Token budget of the whole prompt sent for a reply: persona, time, profile, facts,
@@ -48,9 +49,10 @@ class Context:
 
     keep_recent_tokens: int = 200
     """How many tokens of the most recent messages `compress` keeps verbatim (at most what
-    `max_context_tokens` leaves beside `summary_max_tokens`); the latest exchange always
-    stays, even when it is longer. Small, so that each compression folds much and the
-    prompt starts small again. Must be smaller than `max_context_tokens`."""
+    `max_context_tokens` leaves beside `summary_max_tokens` and the memory shown); the
+    latest exchange always stays, even when it is longer. Small, so that each compression
+    folds much and the prompt starts small again. Must be smaller than
+    `max_context_tokens`."""
 
     summary_max_tokens: int = 300
     """Upper bound on the running summary that rides in the system prompt; it counts

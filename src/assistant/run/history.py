@@ -16,42 +16,76 @@ from assistant.inference.tokens import (
     count_text_tokens,
 )
 
-__all__ = ["context_tokens", "keep_budget", "keep_recent_start", "truncate_text"]
+__all__ = [
+    "context_tokens",
+    "keep_budget",
+    "keep_recent_start",
+    "memory_tokens",
+    "truncate_text",
+]
 
 TokenCounter = Callable[[BaseMessage], int]
 """Counts the tokens of one message."""
 
 
-def context_tokens(messages: Sequence[BaseMessage], *, summary: str) -> int:
-    """Tokens ``max_context_tokens`` counts: the thread's messages and its running summary.
+def context_tokens(
+    messages: Sequence[BaseMessage], *, summary: str, memory: Sequence[str] = ()
+) -> int:
+    """Tokens ``max_context_tokens`` counts: the messages, the summary and the memory shown.
 
-    The summary rides in every prompt beside the messages, so the two share one budget,
-    as LangMem's summary message shares its ``max_tokens`` with the messages kept.
+    Everything memory puts beside the messages in a prompt (the running summary, and the
+    profile, facts and episodes recalled for the turn: ``memory``) rides in the prompt
+    with them, so all of it shares one budget, as LangMem's summary message shares its
+    ``max_tokens`` with the messages kept.
 
     >>> from langchain_core.messages import HumanMessage
     >>> context_tokens([HumanMessage("a" * 40)], summary="b" * 40)
     24
+    >>> context_tokens([HumanMessage("a" * 40)], summary="", memory=["b" * 40])
+    24
     """
-    return count_messages_tokens(messages) + (
-        count_text_tokens(summary.strip()) if summary.strip() else 0
+    return (
+        count_messages_tokens(messages)
+        + (count_text_tokens(summary.strip()) if summary.strip() else 0)
+        + memory_tokens(memory)
     )
 
 
+def memory_tokens(memory: Sequence[str]) -> int:
+    """Tokens of the memory texts a prompt shows beside the messages.
+
+    >>> memory_tokens(["a" * 40, "", "b" * 40])
+    20
+    """
+    return sum(count_text_tokens(text) for text in memory if text.strip())
+
+
 def keep_budget(
-    *, max_context_tokens: int, keep_recent_tokens: int, summary_max_tokens: int
+    *,
+    max_context_tokens: int,
+    keep_recent_tokens: int,
+    summary_max_tokens: int,
+    memory_tokens: int = 0,
 ) -> int:
     """How many tokens of recent messages a compression keeps verbatim.
 
     ``keep_recent_tokens``, but no more than the budget leaves beside a summary as long as
-    it may grow, so a compression always brings the thread back within budget (unless the
-    latest exchange alone is over it, which `keep_recent_start` keeps all the same).
+    it may grow and the memory the turn showed, so a compression always brings the thread
+    back within budget (unless the latest exchange alone is over it, which
+    `keep_recent_start` keeps all the same).
 
     >>> keep_budget(max_context_tokens=2400, keep_recent_tokens=200, summary_max_tokens=300)
     200
     >>> keep_budget(max_context_tokens=600, keep_recent_tokens=500, summary_max_tokens=200)
     400
+    >>> keep_budget(
+    ...     max_context_tokens=600, keep_recent_tokens=500, summary_max_tokens=200,
+    ...     memory_tokens=150,
+    ... )
+    250
     """
-    return max(min(keep_recent_tokens, max_context_tokens - summary_max_tokens), 0)
+    room = max_context_tokens - summary_max_tokens - memory_tokens
+    return max(min(keep_recent_tokens, room), 0)
 
 
 def keep_recent_start(
