@@ -38,7 +38,6 @@ from helpers import (
     between,
     config,
     current_facts,
-    lines,
     op,
     operations_json,
     quick_timeout,
@@ -900,20 +899,6 @@ async def test_the_memory_the_prompt_shows_counts_against_the_budget(
     shown = count_text_tokens(fact)
     working = count_messages_tokens(state["messages"]) + count_text_tokens(state["summary"])
     assert working + shown <= SMALL.max_context_tokens
-
-
-async def test_a_recalled_fact_a_message_of_the_thread_says_is_shown_once(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
-) -> None:
-    await save_memory(store, "default-user", "Plays the cello in an orchestra", category="other")
-    await save_memory(store, "default-user", "Works as a nurse", category="other")
-    model = patch_model(["Nice!", "Sure."], structured=[operations_json(), operations_json()])
-    await chat("I play the cello in an orchestra, did I tell you?")
-    await chat("What should I practise this week?")
-
-    facts = lines(system_prompt(model), "user_facts")
-    assert "Works as a nurse" in facts
-    assert not [line for line in facts if "cello" in line], facts
 
 
 async def test_messages_and_summary_within_budget_are_left_alone(

@@ -17,8 +17,7 @@ from assistant.nodes.remember import remember
 from assistant.nodes.respond import respond
 from assistant.nodes.tools import MEMORY_TOOLS
 from assistant.run.context import Context
-from assistant.run.history import context_tokens
-from assistant.run.prompting import shown_memory
+from assistant.run.prompting import working_tokens
 from assistant.run.state import InputState, State
 
 
@@ -30,8 +29,7 @@ def after_respond(
     if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
         return "use_tools"
     context = runtime.context or Context()
-    used = context_tokens(messages, summary=state.get("summary", ""), memory=shown_memory(state))
-    if used > context.max_context_tokens:
+    if working_tokens(state) > context.max_context_tokens:
         return "compress"
     return "__end__"
 

@@ -19,13 +19,12 @@ from assistant.inference.tokens import count_message_tokens
 from assistant.run.context import Context
 from assistant.run.history import (
     MAX_TOKENS_PER_FOLDED_MESSAGE,
-    context_tokens,
     keep_budget,
     keep_recent_start,
     memory_tokens,
     truncate_text,
 )
-from assistant.run.prompting import shown_memory, summary_prompt
+from assistant.run.prompting import summary_prompt, working_tokens
 from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
 
@@ -47,15 +46,19 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context or Context()
     messages = state.get("messages", [])
-    memory = shown_memory(state)
-    summary_now = state.get("summary", "")
-    if context_tokens(messages, summary=summary_now, memory=memory) <= context.max_context_tokens:
+    if working_tokens(state) <= context.max_context_tokens:
         return {}
     kept_tokens = keep_budget(
         max_context_tokens=context.max_context_tokens,
         keep_recent_tokens=context.keep_recent_tokens,
         summary_max_tokens=context.summary_max_tokens,
-        memory_tokens=memory_tokens(memory),
+        memory_tokens=memory_tokens(
+            [
+                *(fact["content"] for fact in state.get("profile", [])),
+                *(fact["content"] for fact in state.get("recalled", [])),
+                *(episode["content"] for episode in state.get("episodes", [])),
+            ]
+        ),
     )
     start = keep_recent_start(messages, max_tokens=kept_tokens)
     folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]

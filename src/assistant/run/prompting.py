@@ -35,7 +35,12 @@ from assistant.inference.tokens import (
 )
 from assistant.memory.search.lexical import tokenize
 from assistant.run import prompts
-from assistant.run.history import format_transcript, keep_recent_start, truncate_text
+from assistant.run.history import (
+    context_tokens,
+    format_transcript,
+    keep_recent_start,
+    truncate_text,
+)
 from assistant.run.state import RecalledEpisode, RecalledFact, State
 
 __all__ = [
@@ -47,8 +52,7 @@ __all__ = [
     "has_unanswered",
     "mark_unanswered",
     "skip_unanswered",
-    "not_said_in",
-    "shown_memory",
+    "working_tokens",
     "summary_prompt",
     "without_repeats",
 ]
@@ -167,54 +171,28 @@ def without_repeats(summary: str, facts: Sequence[RecalledFact]) -> str:
     return "\n".join(kept)
 
 
-def shown_memory(state: State) -> list[str]:
-    """The memory texts the turn's reply prompt shows beside the messages.
+def working_tokens(state: State) -> int:
+    """Tokens of the turn's working memory, as ``max_context_tokens`` counts them.
 
-    The profile, the recalled facts no user message of the thread says again
-    (`not_said_in`), and the past episodes; the running summary is the thread's own and is
-    counted apart.
-
-    >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
-    >>> shown_memory({"profile": [fact], "recalled": [], "episodes": []})
-    ['Allergic to peanuts']
-    """
-    facts = not_said_in(state.get("recalled", []), state.get("messages", []))
-    return [
-        *(fact["content"] for fact in state.get("profile", [])),
-        *(fact["content"] for fact in facts),
-        *(episode["content"] for episode in state.get("episodes", [])),
-    ]
-
-
-def not_said_in(
-    facts: Sequence[RecalledFact], messages: Sequence[BaseMessage]
-) -> list[RecalledFact]:
-    """The recalled ``facts`` that no user message of the prompt says again.
-
-    A fact the user stated a few turns ago is recalled while the message that said it is
-    still in the thread, so the prompt would carry it twice. A fact is said by a message
-    when at least `REPEAT_SHARE` of its search terms are the message's (as in
-    `without_repeats`). Profile facts are not passed here: they always show.
+    The messages, the running summary as the prompt shows it (without the sentences that
+    say again a shown fact: `without_repeats`), and the memory shown beside them: the
+    profile, the recalled facts and the past episodes (`context_tokens`).
 
     >>> from langchain_core.messages import HumanMessage
-    >>> facts = [{"id": "1", "content": "Has a cat named Mimi", "category": "other"},
-    ...          {"id": "2", "content": "Works as a nurse", "category": "other"}]
-    >>> [fact["id"] for fact in not_said_in(facts, [HumanMessage("Our cat is named Mimi!")])]
-    ['2']
+    >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
+    >>> working_tokens({"messages": [HumanMessage("hi")], "profile": [fact],
+    ...                 "summary": "Is allergic to peanuts."})
+    10
     """
-    said = [
-        set(tokenize(message.text)) for message in messages if isinstance(message, HumanMessage)
-    ]
-    if not said:
-        return list(facts)
-
-    def repeated(fact: RecalledFact) -> bool:
-        terms = tokenize(fact["content"])
-        return bool(terms) and any(
-            sum(term in words for term in terms) >= REPEAT_SHARE * len(terms) for words in said
-        )
-
-    return [fact for fact in facts if not repeated(fact)]
+    facts = [*state.get("profile", []), *state.get("recalled", [])]
+    return context_tokens(
+        state.get("messages", []),
+        summary=without_repeats(state.get("summary", "").strip(), facts),
+        memory=[
+            *(fact["content"] for fact in facts),
+            *(episode["content"] for episode in state.get("episodes", [])),
+        ],
+    )
 
 
 _BULLET = re.compile(r"\s*(?:[-*•]|\d+[.)])\s+")
@@ -421,9 +399,8 @@ def fit_prompt(
     >>> fitted.left_out, fitted.tokens <= 350
     ({'facts': 2}, True)
     """
+    kept_profile, kept_facts, kept_episodes = list(profile), list(facts), list(episodes)
     kept_messages = fit_messages(messages, max_tokens=max_context_tokens)
-    kept_profile, kept_episodes = list(profile), list(episodes)
-    kept_facts = not_said_in(facts, kept_messages)
     message_tokens = count_messages_tokens(kept_messages)
     left_out: dict[str, int] = {}
 
