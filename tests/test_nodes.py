@@ -600,6 +600,29 @@ async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
     assert facts == ([answer] if kept else [])
 
 
+async def test_a_constraint_the_message_touches_gets_a_note_right_after_it(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(
+        store, "default-user", "Daughter Lily is allergic to peanuts", category="constraint"
+    )
+    await save_memory(store, "default-user", "Lives in München", category="location")
+    await save_memory(store, "default-user", "Dog named Toby", category="other")
+    model = patch_model(
+        ["Better not: Lily is allergic.", "In München."],
+        structured=[operations_json(), operations_json()],
+    )
+
+    await chat("Posso fazer um bolo de amendoim para o lanche da Lily amanhã?")
+    await chat("In which city do I live?")
+
+    first, second = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert isinstance(first[-1], SystemMessage), first
+    assert "Daughter Lily is allergic to peanuts" in first[-1].text
+    assert isinstance(first[-2], HumanMessage)
+    assert not any(isinstance(message, SystemMessage) for message in second[1:]), second
+
+
 async def test_a_restatement_of_a_known_fact_is_not_stored_again(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

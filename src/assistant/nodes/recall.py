@@ -16,6 +16,7 @@ from assistant.extraction import extract
 from assistant.inference.tokens import count_text_tokens
 from assistant.run.context import Context
 from assistant.run.history import truncate_text
+from assistant.run.prompting import HARD_CONSTRAINT
 from assistant.run.recall_query import MAX_QUERY_CHARS
 from assistant.run.scope import RunScope, node_scope
 from assistant.run.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
@@ -28,6 +29,9 @@ MIN_EPISODE_TOKENS = 20
 WHOLE_MEMORY_FACTS = 12
 """A user with at most this many facts besides the profile may get them all in the prompt."""
 
+
+HEED_RANK = 1
+"""A hard constraint ranked this high among the user's facts for the message gets a note."""
 
 PROFILE_ORDER = ("identity", "constraint", "location", "preference")
 """Which pinned facts win when the profile budget is tight; other categories come after."""
@@ -62,6 +66,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
         "profile": recalled.profile,
         "recalled": recalled.facts,
         "episodes": recalled.episodes,
+        "heed": recalled.heed,
         "metrics": recalled.metrics((latest.id or "") if latest else ""),
     }
     if not update.get("started_at", state.get("started_at")):
@@ -76,6 +81,8 @@ class Recalled:
     profile: list[RecalledFact] = field(default_factory=list)
     facts: list[RecalledFact] = field(default_factory=list)
     episodes: list[RecalledEpisode] = field(default_factory=list)
+    heed: list[RecalledFact] = field(default_factory=list)
+    """Hard constraints that are the facts most relevant to the message (`heeded`)."""
 
     def metrics(self, message_id: str) -> TurnMetrics:
         """The turn's metrics: which memories the prompt holds, and what they cost in tokens."""
@@ -112,12 +119,35 @@ async def _gather(scope: RunScope, query: str) -> Recalled:
     others = [_fact(item) for item in found if item.key not in shown]
     whole = len(found) < asked and _tokens(others) <= context.whole_memory_tokens
     facts = others if whole else others[: context.recall_limit]
+    heed = heeded(found, shown=[*profile, *facts]) if query else []
     if not (context.episode_limit and query):
-        return Recalled(profile, facts)
+        return Recalled(profile, facts, heed=heed)
     past = await user_memory.episodes(
         query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
     )
-    return Recalled(profile, facts, fit_episodes(past, context.episode_tokens))
+    return Recalled(profile, facts, fit_episodes(past, context.episode_tokens), heed)
+
+
+def heeded(found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]) -> list[RecalledFact]:
+    """The hard constraints among the ``HEED_RANK`` facts most relevant to the message.
+
+    The rank, not the score, decides (e5's scores are not comparable from one query to
+    the next); a constraint the prompt does not show is left out.
+
+    >>> from langgraph.store.base import SearchItem
+    >>> def item(key, category):
+    ...     return SearchItem(("user_facts", "u"), key, {"content": key, "category": category},
+    ...                       None, None)
+    >>> shown = [_fact(item("Allergic to peanuts", "constraint"))]
+    >>> [f["content"] for f in heeded([item("Allergic to peanuts", "constraint")], shown=shown)]
+    ['Allergic to peanuts']
+    >>> heeded([item("Lives in Porto", "location"), item("Allergic to peanuts", "constraint")],
+    ...        shown=shown)
+    []
+    """
+    ids = {fact["id"] for fact in shown}
+    top = [_fact(item) for item in found[:HEED_RANK]]
+    return [fact for fact in top if fact["category"] == HARD_CONSTRAINT and fact["id"] in ids]
 
 
 def _tokens(facts: Sequence[RecalledFact]) -> int:

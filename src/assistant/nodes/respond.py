@@ -28,13 +28,14 @@ from assistant.run import prompts
 from assistant.run.context import Context
 from assistant.run.prompting import (
     FittedPrompt,
+    as_data,
     fit_prompt,
     has_unanswered,
     mark_unanswered,
     skip_unanswered,
 )
 from assistant.run.scope import node_scope
-from assistant.run.state import State, TurnMetrics
+from assistant.run.state import RecalledFact, State, TurnMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         trace["metadata"] = {**trace.get("metadata", {}), "memory_warning": warning}
 
     def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
-        return [SystemMessage(content=fitted.system), *fitted.messages]
+        prompt = [SystemMessage(content=fitted.system), *fitted.messages]
+        return with_heed_note(prompt, state.get("heed", []))
 
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
     tools = MEMORY_TOOLS if tools_allowed else []
@@ -216,7 +218,30 @@ async def _carry_out(
         **state,
         "profile": [fact for fact in state.get("profile", []) if fact["id"] not in done.gone],
         "recalled": [fact for fact in state.get("recalled", []) if fact["id"] not in done.gone],
+        "heed": [fact for fact in state.get("heed", []) if fact["id"] not in done.gone],
     }, done
+
+
+def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> list[BaseMessage]:
+    """``prompt`` with a note on the ``heed`` constraints right after the user's message.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
+    >>> prompt = with_heed_note([SystemMessage("s"), HumanMessage("A peanut cake?")], [fact])
+    >>> [type(message).__name__ for message in prompt]
+    ['SystemMessage', 'HumanMessage', 'SystemMessage']
+    >>> print(prompt[-1].text)
+    Mind what the user told you: Allergic to peanuts
+    If the request goes against it, say so and suggest something that respects it.
+    """
+    latest = next(
+        (i for i in range(len(prompt) - 1, -1, -1) if isinstance(prompt[i], HumanMessage)), None
+    )
+    if not heed or latest is None:
+        return prompt
+    constraints = "; ".join(as_data(fact["content"], one_line=True) for fact in heed)
+    note = SystemMessage(content=prompts.HEED_NOTE.format(constraints=constraints))
+    return [*prompt[: latest + 1], note, *prompt[latest + 1 :]]
 
 
 PROMPT_TAGS = tuple(

@@ -25,6 +25,12 @@ Current time: {time}"""
 every minute) last, so a server that caches the prompt's prefix (llama.cpp, vLLM, OpenAI)
 reuses most of it from one call to the next."""
 
+HEED_NOTE = """Mind what the user told you: {constraints}
+If the request goes against it, say so and suggest something that respects it."""
+"""Sent right after the user's message when a hard constraint is the fact most relevant to
+it (`assistant.nodes.recall`): a small model reads the profile as background and suggested
+a peanut cake for a daughter allergic to peanuts, but heeds a note next to the request."""
+
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
 something."""
@@ -80,7 +86,9 @@ an allergy), in the language of the message, using the user's own words. A fact 
 user has no subject. A fact about someone else in the user's life
 starts with who that is (daughter, wife, boss, dog, and their name if given), so it is
 never read as the user's own. Never write advice, answers, or what an assistant would say.
-`category`: one of {categories}. `confidence`: 0 to 1. `profile`: true for name, home city,
+`category`: one of {categories}; "constraint" is anything that limits what may be
+suggested to them or their family: an allergy, a diet, something they never do.
+`confidence`: 0 to 1. `profile`: true for name, home city,
 language, standing preferences about answers, and hard constraints such as allergies.
 
 Several messages: when a later one changes what an earlier one said, record what holds

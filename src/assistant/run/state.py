@@ -107,6 +107,9 @@ class State(TypedDict, total=False):
     """The user's pinned facts for this turn (`<user_profile>`); replaced every turn."""
     recalled: list[RecalledFact]
     """Facts recalled for the latest user message (`<user_facts>`); replaced every turn."""
+    heed: list[RecalledFact]
+    """Hard constraints that are the facts most relevant to the latest message; `respond`
+    puts a note on them right after it. Replaced every turn."""
     episodes: list[RecalledEpisode]
     """Past conversations recalled for the latest message; replaced every turn."""
     metrics: Annotated[TurnMetrics, merge_metrics]
