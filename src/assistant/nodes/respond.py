@@ -231,15 +231,14 @@ def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> l
     >>> [type(message).__name__ for message in prompt]
     ['SystemMessage', 'HumanMessage', 'SystemMessage']
     >>> print(prompt[-1].text)
-    Mind what the user told you: Allergic to peanuts
-    If the request goes against it, say so and suggest something that respects it.
+    Remember: Allergic to peanuts. If the request goes against this, say so.
     """
     latest = next(
         (i for i in range(len(prompt) - 1, -1, -1) if isinstance(prompt[i], HumanMessage)), None
     )
     if not heed or latest is None:
         return prompt
-    constraints = "; ".join(as_data(fact["content"], one_line=True) for fact in heed)
+    constraints = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in heed)
     note = SystemMessage(content=prompts.HEED_NOTE.format(constraints=constraints))
     return [*prompt[: latest + 1], note, *prompt[latest + 1 :]]
 

@@ -25,11 +25,12 @@ Current time: {time}"""
 every minute) last, so a server that caches the prompt's prefix (llama.cpp, vLLM, OpenAI)
 reuses most of it from one call to the next."""
 
-HEED_NOTE = """Mind what the user told you: {constraints}
-If the request goes against it, say so and suggest something that respects it."""
+HEED_NOTE = "Remember: {constraints}. If the request goes against this, say so."
 """Sent right after the user's message when a hard constraint is the fact most relevant to
 it (`assistant.nodes.recall`): a small model reads the profile as background and suggested
-a peanut cake for a daughter allergic to peanuts, but heeds a note next to the request."""
+a peanut cake for a daughter allergic to peanuts, but heeds a note next to the request.
+Asked to "mind what the user told you" and "suggest something that respects it",
+Qwen2.5-Coder-1.5B more often answered only "Sorry, but I can't assist with that"."""
 
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
