@@ -46,7 +46,8 @@ from helpers import (
 )
 
 if TYPE_CHECKING:  # fixtures come from tests/conftest.py; import only their types
-    from conftest import Chat, PatchModel
+    from conftest import Chat, PatchModel, UseModel
+    from function_model import CallInfo
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -621,6 +622,27 @@ async def test_a_constraint_the_message_touches_gets_a_note_right_after_it(
     assert "Daughter Lily is allergic to peanuts" in first[-1].text
     assert isinstance(first[-2], HumanMessage)
     assert not any(isinstance(message, SystemMessage) for message in second[1:]), second
+
+
+async def test_a_model_that_refuses_the_constraint_note_answers_without_it(
+    use_model: UseModel, chat: Chat, store: InMemoryStore
+) -> None:
+    def template(messages: list[BaseMessage], info: CallInfo) -> str:
+        if info.schema:
+            return operations_json()
+        if any(isinstance(message, SystemMessage) for message in messages[1:]):
+            raise ValueError("System message must be at the beginning.")  # as a strict template
+        return "No peanuts for Lily, then."
+
+    await save_memory(store, "default-user", "Lily is allergic to peanuts", category="constraint")
+    model = use_model(template)
+
+    state = await chat("A peanut cake for Lily tomorrow?")
+
+    assert state["messages"][-1].text == "No peanuts for Lily, then."
+    replies = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert isinstance(replies[0][-1], SystemMessage)
+    assert "peanuts" in system_prompt(model)
 
 
 async def test_a_restatement_of_a_known_fact_is_not_stored_again(

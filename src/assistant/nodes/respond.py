@@ -96,7 +96,17 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     fitted = _fit(state, context, mark_unanswered(messages), tools=offered, done=done.done)
     prompt = prompt_of(fitted)
     try:
-        response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
+        try:
+            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
+        except Exception as error:
+            if not state.get("heed") or _model_down(error):
+                raise
+            # A chat template that takes a system message only first refuses the note on a
+            # constraint: answer without it (the profile still holds the constraint).
+            logger.warning("The model refused the prompt with a constraint note; without it")
+            state = {**state, "heed": []}
+            prompt = prompt_of(fitted)
+            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     except Exception as error:
         if not has_unanswered(messages) or _model_down(error):
             raise
