@@ -24,7 +24,7 @@ from assistant.run.history import (
     memory_tokens,
     truncate_text,
 )
-from assistant.run.prompting import summary_prompt, working_tokens
+from assistant.run.prompting import shown_memory, summary_prompt, working_tokens
 from assistant.run.scope import node_scope
 from assistant.run.state import State, TurnMetrics
 
@@ -52,13 +52,7 @@ async def compress(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         max_context_tokens=context.max_context_tokens,
         keep_recent_tokens=context.keep_recent_tokens,
         summary_max_tokens=context.summary_max_tokens,
-        memory_tokens=memory_tokens(
-            [
-                *(fact["content"] for fact in state.get("profile", [])),
-                *(fact["content"] for fact in state.get("recalled", [])),
-                *(episode["content"] for episode in state.get("episodes", [])),
-            ]
-        ),
+        memory_tokens=memory_tokens(shown_memory(state)),
     )
     start = keep_recent_start(messages, max_tokens=kept_tokens)
     folded = messages[: fold_end(messages[:start], max_tokens=MAX_FOLD_INPUT_TOKENS)]

@@ -50,6 +50,7 @@ __all__ = [
     "as_data",
     "fit_prompt",
     "has_unanswered",
+    "shown_memory",
     "mark_unanswered",
     "skip_unanswered",
     "working_tokens",
@@ -188,11 +189,24 @@ def working_tokens(state: State) -> int:
     return context_tokens(
         state.get("messages", []),
         summary=without_repeats(state.get("summary", "").strip(), facts),
-        memory=[
-            *(fact["content"] for fact in facts),
-            *(episode["content"] for episode in state.get("episodes", [])),
-        ],
+        memory=shown_memory(state),
     )
+
+
+def shown_memory(state: State) -> list[str]:
+    """The memory texts the turn's reply prompt shows beside the messages and the summary.
+
+    The profile, the recalled facts and the past episodes.
+
+    >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
+    >>> shown_memory({"profile": [fact], "recalled": [], "episodes": []})
+    ['Allergic to peanuts']
+    """
+    return [
+        *(fact["content"] for fact in state.get("profile", [])),
+        *(fact["content"] for fact in state.get("recalled", [])),
+        *(episode["content"] for episode in state.get("episodes", [])),
+    ]
 
 
 _BULLET = re.compile(r"\s*(?:[-*•]|\d+[.)])\s+")
