@@ -23,7 +23,7 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
 from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
-from assistant.nodes.tools import MEMORY_TOOLS
+from assistant.nodes.tools import MEMORY_TOOLS, asks_to_forget
 from assistant.run.context import Context
 from function_model import CallInfo, FunctionChatModel
 from helpers import changes, current_facts
@@ -512,3 +512,57 @@ async def test_correcting_to_the_same_text_changes_nothing(store: InMemoryStore)
     assert key == dog
     assert await snapshot(store, USER) == before
     assert changes(await memory.list_audit(store, USER)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please forget that I play the cello.",
+        "forget my address",
+        "ok forget that I said I'm vegan",
+        "Can you forget what I said about my job?",
+        "Delete the memory about my old address.",
+        "Remove the fact that I smoke",
+        "请忘掉我的地址",
+        "忘记我住在杭州这件事",
+        "请把我住在杭州这件事忘掉",
+        "帮我删除关于我地址的记忆",
+        "Bitte vergiss meine Adresse",
+        "Oublie que j'habite à Lyon",
+        "Por favor olvida mi dirección",
+        "Esqueça que eu moro em Lisboa",
+        "Dimentica che vivo a Roma",
+        "Забудь, что я живу в Москве",
+        "私が東京に住んでいることを忘れてください",
+        "내 주소는 잊어줘",
+        "Vergeet dat ik in Utrecht woon",
+    ],
+)
+def test_a_request_to_forget_is_heard_in_many_languages(text: str) -> None:
+    assert asks_to_forget(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't forget that I'm allergic to peanuts.",
+        "别忘了我对花生过敏",
+        "Vergiss nicht, dass ich Veganerin bin",
+        "I tend to forget names",
+        "我总是忘记吃药",
+        "你忘了我的生日",
+        "j'oublie toujours mes clés",
+        "siempre se me olvida",
+        "忘れてしまった",
+        "잊어버렸어",
+        "ik vergeet altijd alles",
+        "never mind, forget it",
+        "forget about it!",
+        "Vergiss es.",
+        "how do I delete memory in C?",
+        "Why do I get KeyError when I delete keys while iterating over a dict?",
+    ],
+)
+def test_a_reminder_a_lapse_or_a_dropped_topic_asks_no_forget(text: str) -> None:
+    # What it sets off may delete a fact: a false alarm costs more than a call.
+    assert not asks_to_forget(text)

@@ -48,6 +48,7 @@ from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, M
 from assistant.memory.consolidate import target_of
 from assistant.memory.search.lexical import CJK_LETTER
 from assistant.memory.wording import (
+    bare_names,
     foreign_script,
     new_names,
     normalize_fact,
@@ -291,14 +292,52 @@ async def decide_operations(
         message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
     result = await _ask(MemoryOperations, prompt, context)
-    operations = [
-        await _checked(_as_change(op, known, text), known, text, result.user_says, context)
-        for op in result.operations
-        if not _unfilled(op) and not _invented(op, text)
-    ]
+    operations = _said_in_full(
+        [
+            await _checked(_as_change(op, known, text), known, text, result.user_says, context)
+            for op in result.operations
+            if not _unfilled(op) and not _invented(op, text)
+        ],
+        result.user_says,
+        text,
+    )
     if _decides_nothing(operations, known):
         return await _restated(result.user_says, text, known, operations)
     return operations
+
+
+def _said_in_full(
+    operations: Sequence[MemoryOperation], user_says: str, text: str
+) -> list[MemoryOperation]:
+    """``operations``, with a lone fact that only names something given the restatement's words.
+
+    Qwen2.5-Coder-1.5B answers "Ich wohne seit letztem Jahr in München, die Stadt gefällt
+    mir sehr." with the fact "München, Germany" (`assistant.memory.wording.bare_names`),
+    every time. Shown beside "I am a nurse at a hospital in Hangzhou", it then answered
+    "In which city do I live?" with Hangzhou; stored as "Ich wohne seit letztem Jahr in
+    München." it answered München. When the message's only written fact is bare and the
+    model's own restatement of the message (``user_says``) names it, the restatement is the
+    fact, as long as a restatement could be one (`_could_be_fact`). With several facts
+    the restatement says them all, so each stays as the model wrote it.
+
+    >>> bare = MemoryOperation(action="add", content="München, Germany", category="location",
+    ...                        confidence=0.9)
+    >>> said = "Ich wohne seit letztem Jahr in München."
+    >>> [op.content for op in _said_in_full([bare], said, said)]
+    ['Ich wohne seit letztem Jahr in München.']
+    >>> [op.content for op in _said_in_full([bare, bare], said, said)]
+    ['München, Germany', 'München, Germany']
+    """
+    written = [op for op in operations if op.action != "skip"]
+    names = bare_names(written[0].content) if len(written) == 1 else []
+    said = user_says.strip()
+    if not any(name in said.casefold() for name in names):
+        return list(operations)
+    full = written[0].model_copy(update={"content": said})
+    if not _could_be_fact(full, text):
+        return list(operations)
+    logger.info("Extraction named only %r; keeping its restatement: %r", written[0].content, said)
+    return [full if op is written[0] else op for op in operations]
 
 
 def _as_change(operation: MemoryOperation, known: Sequence[Item], text: str) -> MemoryOperation:
@@ -414,7 +453,7 @@ async def _restated(
         category=operations[0].category if operations else "other",
         confidence=RESTATED_CONFIDENCE,
     )
-    if not said or len(said) > MAX_RESTATED_CHARS or _unfilled(fact) or _invented(fact, text):
+    if not _could_be_fact(fact, text):
         return []
     for item in known:
         content = str(item.value.get("content", ""))
@@ -428,6 +467,21 @@ async def _restated(
 
 MAX_RESTATED_CHARS = 300
 """A longer restatement is the message copied, not a fact."""
+
+
+def _could_be_fact(restated: MemoryOperation, text: str) -> bool:
+    """Whether the model's restatement of ``text``, as a fact to write, could be one.
+
+    Not empty, not the message copied (`MAX_RESTATED_CHARS`), no blank left in it, and not
+    invented (`_invented`).
+    """
+    content = restated.content
+    return (
+        bool(content)
+        and len(content) <= MAX_RESTATED_CHARS
+        and not _unfilled(restated)
+        and not _invented(restated, text)
+    )
 
 
 UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")

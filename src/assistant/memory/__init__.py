@@ -21,6 +21,7 @@ from assistant.memory.consolidate import (
     ConsolidationReport,
     MemoryOperation,
     MemoryOperations,
+    is_hard_constraint,
 )
 from assistant.memory.episodes import list_episodes, recall_episodes
 from assistant.memory.facts import MAX_FACT_CHARS, get_memory, list_memories, normalize_fact
@@ -49,6 +50,7 @@ __all__ = [
     "CHAT_VIA",
     "MCP_VIA",
     "CATEGORIES",
+    "is_hard_constraint",
     "ConsolidationReport",
     "EPISODES_NAMESPACE",
     "FACTS_NAMESPACE",

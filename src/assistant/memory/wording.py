@@ -20,7 +20,9 @@ from assistant.memory.search.lexical import CJK_LETTER, tokenize
 __all__ = [
     "MIN_QUOTED_CHARS",
     "drops_names",
+    "bare_names",
     "foreign_script",
+    "names_a_word_of",
     "new_names",
     "normalize_fact",
     "quotes_fact",
@@ -91,6 +93,33 @@ MIN_KEPT_WIDE_SHARE = 0.6
 """A CJK fact reworded keeping less than this share of its characters says something else."""
 
 
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+"""A word: letters or digits, with any apostrophes and hyphens inside it."""
+
+MAX_BARE_NAMES = 4
+"""A longer run of capitalised words is a title or a German sentence, not a bare name."""
+
+
+def bare_names(fact: str) -> list[str]:
+    """The words of a ``fact`` that is only a name, place or number, casefolded; else none.
+
+    A small model asked for a fact sometimes writes only what it names: "München, Germany"
+    for "Ich wohne seit letztem Jahr in München", which does not say that the user lives
+    there. Chinese, Japanese and Korean facts have no capitals to tell and are never bare.
+
+    >>> bare_names("München, Germany"), bare_names("Toby")
+    (['münchen', 'germany'], ['toby'])
+    >>> bare_names("Lives in München"), bare_names("住在杭州"), bare_names("")
+    ([], [], [])
+    """
+    words = _WORD.findall(fact)
+    if CJK_LETTER.search(fact) or not 0 < len(words) <= MAX_BARE_NAMES:
+        return []
+    if not all(word[0].isupper() or word[0].isdigit() for word in words):
+        return []
+    return [word.casefold() for word in words]
+
+
 def drops_names(before: str, after: str) -> bool:
     """Whether ``after`` no longer says a name, place or number that ``before`` says.
 
@@ -133,6 +162,56 @@ def related(before: str, after: str) -> bool:
     if is_cjk_text(before) != is_cjk_text(after):
         return True
     return bool(set(tokenize(before)) & set(tokenize(after)))
+
+
+FUNCTION_WORDS = frozenset(
+    """que qui une des les pas mon mes ton tes son ses sur par est moi pour dans avec mais plus
+    der die das und ein mit für von den dem ist mir mich mein meine nicht dass
+    los las una con por del mis tus sus para como pero uma com não meu dos das
+    che non per mio mia sono""".split()
+)
+"""Words of French, German, Spanish, Portuguese and Italian too common to name a fact (the
+search's stop words are English)."""
+
+
+def names_a_word_of(text: str, fact: str) -> bool:
+    """Whether ``text`` says a word of ``fact``, or the two cannot be compared.
+
+    `related`, stricter: function words and words under three letters do not count. A word
+    is stemmed, and in Chinese, Japanese or Korean two characters in a row; a fact in one of
+    those scripts and a message in another script cannot be compared.
+
+    Asked about "Oublie que j'ai un chat, s'il te plaît." with no cat remembered,
+    Qwen2.5-Coder-1.5B chose both facts it was shown, "Camille lives in Lyon since 2019."
+    and "Je suis végétarienne…", and both were deleted. A fact the message names nothing of
+    is not forgotten (`assistant.nodes.requests`).
+
+    >>> names_a_word_of("Oublie que j'ai un chat", "Je suis végétarienne, jamais de viande")
+    False
+    >>> names_a_word_of("Forget what I said about Lily's allergy", "Daughter Lily: peanuts")
+    True
+    >>> names_a_word_of("忘掉我住在哪里", "住在杭州")
+    True
+    >>> names_a_word_of("删掉", "Lives in Lyon")
+    True
+    """
+    if is_cjk_text(text) != is_cjk_text(fact):
+        return True
+    return bool(_content_words(text) & _content_words(fact))
+
+
+def _content_words(text: str) -> set[str]:
+    """``text``'s search terms but function words and words under three letters.
+
+    >>> sorted(_content_words("Oublie le nom de mon chat"))
+    ['chat', 'nom', 'oubli']
+    """
+    return {
+        term
+        for term in tokenize(text)
+        if term not in FUNCTION_WORDS
+        and (len(term) > 2 or term.isdigit() or CJK_LETTER.match(term))
+    }
 
 
 def replaces_name(before: str, after: str, said: str) -> bool:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
 
@@ -15,8 +14,7 @@ from assistant import memory
 from assistant.extraction import extract
 from assistant.inference.tokens import count_text_tokens
 from assistant.run.context import Context
-from assistant.run.history import truncate_text
-from assistant.run.prompting import HARD_CONSTRAINT
+from assistant.run.history import latest_user_message, truncate_text
 from assistant.run.recall_query import MAX_QUERY_CHARS
 from assistant.run.scope import RunScope, node_scope
 from assistant.run.state import RecalledEpisode, RecalledFact, State, TurnMetrics, repair
@@ -49,7 +47,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     batch (`assistant.extraction.extract`). It also resets fields a broken checkpoint holds.
     """
     scope = node_scope(runtime)
-    latest = _latest_user_message(state)
+    latest = latest_user_message(state.get("messages", []))
     query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
     recalled = Recalled()
     try:
@@ -147,7 +145,11 @@ def heeded(found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]) -> lis
     """
     ids = {fact["id"] for fact in shown}
     top = [_fact(item) for item in found[:HEED_RANK]]
-    return [fact for fact in top if fact["category"] == HARD_CONSTRAINT and fact["id"] in ids]
+    return [
+        fact
+        for fact in top
+        if memory.is_hard_constraint(fact["category"], fact["content"]) and fact["id"] in ids
+    ]
 
 
 def _tokens(facts: Sequence[RecalledFact]) -> int:
@@ -163,13 +165,6 @@ async def _release_other_threads(scope: RunScope) -> None:
         await extract.release_held(scope, other_threads=True)
     except Exception:
         logger.exception("Extracting other threads' held messages failed")
-
-
-def _latest_user_message(state: State) -> HumanMessage | None:
-    for message in reversed(state.get("messages", [])):
-        if isinstance(message, HumanMessage):
-            return message
-    return None
 
 
 def _fact(item: SearchItem) -> RecalledFact:

@@ -6,7 +6,9 @@ with `forget_memory`. Such a model (`ProviderProfile.tools_on_request`) is asked
 on a turn whose message speaks of memory, one structured question: which of the
 numbered facts closest to the message does it ask to forget, or say is wrong? The answer
 is carried out exactly as the tools would (same writes, same audit trail), and the reply
-is told what was done, so it can say so. A structured answer is what such models give
+is told what was done, so it can say so. A model that still has the tools but answers a
+request to forget in words (`assistant.nodes.tools.asks_to_forget`) gets the same question
+after its reply. A structured answer is what such models give
 most reliably (`assistant.inference.providers.ainvoke_structured`): the same call shape
 as extraction.
 """
@@ -23,6 +25,7 @@ from pydantic import BaseModel, Field
 from assistant.extraction.extract import known_facts, numbered
 from assistant.inference import models, providers
 from assistant.memory import CHAT_VIA
+from assistant.memory.wording import names_a_word_of
 from assistant.run import prompts
 from assistant.run.history import truncate_text
 from assistant.run.prompting import as_data
@@ -63,6 +66,10 @@ class Outcome(BaseModel):
     """Keys of the facts no longer current (forgotten or corrected)."""
 
 
+NOTHING_MATCHED = "- Nothing forgotten: no remembered fact is about what they asked to forget."
+"""Told to the reply when the model chose facts the message says nothing about."""
+
+
 async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
     """Ask what ``text`` wants forgotten or corrected among the closest facts; do it.
 
@@ -84,7 +91,11 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
         chosen = [known[n - 1] for n in dict.fromkeys(request.facts) if 1 <= n <= len(known)]
         outcome = Outcome()
         if request.action == "forget":
-            for item in chosen:
+            named = [i for i in chosen if names_a_word_of(text, str(i.value.get("content", "")))]
+            if chosen and not named:
+                logger.warning("A forget request chose facts the message does not name; kept")
+                outcome.done.append(NOTHING_MATCHED)
+            for item in named:
                 forgotten = await scope.memory.forget(
                     item.key, actor=scope.user_id, via=CHAT_VIA, thread_id=scope.thread_id
                 )

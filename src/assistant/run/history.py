@@ -20,12 +20,24 @@ __all__ = [
     "context_tokens",
     "keep_budget",
     "keep_recent_start",
+    "latest_user_message",
     "memory_tokens",
     "truncate_text",
 ]
 
 TokenCounter = Callable[[BaseMessage], int]
 """Counts the tokens of one message."""
+
+
+def latest_user_message(messages: Sequence[BaseMessage]) -> HumanMessage | None:
+    """The user's message the turn answers: the latest one, before any tool round.
+
+    >>> latest_user_message([HumanMessage("hi"), AIMessage("hello")]).text
+    'hi'
+    >>> latest_user_message([AIMessage("hello")]) is None
+    True
+    """
+    return next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
 
 
 def context_tokens(

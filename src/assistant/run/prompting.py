@@ -33,6 +33,7 @@ from assistant.inference.tokens import (
     count_messages_tokens,
     count_text_tokens,
 )
+from assistant.memory.consolidate import is_hard_constraint
 from assistant.memory.search.lexical import tokenize
 from assistant.run import prompts
 from assistant.run.history import (
@@ -57,9 +58,6 @@ __all__ = [
     "summary_prompt",
     "without_repeats",
 ]
-
-HARD_CONSTRAINT = "constraint"
-"""The profile category that is never left out of a prompt."""
 
 
 def build_system_prompt(
@@ -443,7 +441,11 @@ def fit_prompt(
     if (excess := overflow(text)) > 0 and summary.strip():
         summary, left_out["summary_tokens"] = _shorten(summary, excess)
         text = system()
-    text = give_up("profile", kept_profile, keep=lambda fact: fact["category"] == HARD_CONSTRAINT)
+    text = give_up(
+        "profile",
+        kept_profile,
+        keep=lambda fact: is_hard_constraint(fact["category"], fact["content"]),
+    )
     if (excess := overflow(text)) > 0:
         room = max(max_prompt_tokens - TOKENS_PER_MESSAGE - count_text_tokens(text), 1)
         kept_messages = fit_messages(kept_messages, max_tokens=room)
