@@ -28,7 +28,7 @@ from assistant.inference.tokens import (
     count_text_tokens,
 )
 from assistant.memory import InvalidUserIdError, recall, save_memory
-from assistant.nodes.requests import MemoryRequest
+from assistant.nodes.requests import NOTHING_MATCHED, MemoryRequest
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY
 from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
 from assistant.run import prompts
@@ -189,22 +189,87 @@ async def test_a_model_that_misuses_its_tools_forgets_by_one_structured_question
     assert "<memory_changes>" not in system_prompt(model, 2)
 
 
-async def test_a_forget_answered_with_tool_talk_is_carried_out_in_the_same_turn(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+@pytest.mark.parametrize(
+    ("replies", "answer", "tools_kept"),
+    [
+        # Talks about its tools instead of calling them: found to misuse them, this turn.
+        (
+            ["Use `forget_memory` for that.", "Sure.", "I've forgotten that you play the cello."],
+            "I've forgotten that you play the cello.",
+            False,
+        ),
+        # Qwen2.5-Coder in the real-model tier, tools offered: "Sure, I'll forget that", no call.
+        (
+            ["Sure, I'll forget that.", "Done: I no longer remember that you play the cello."],
+            "Done: I no longer remember that you play the cello.",
+            True,
+        ),
+    ],
+)
+async def test_a_forget_answered_in_words_is_carried_out_in_the_same_turn(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    replies: list[str],
+    answer: str,
+    tools_kept: bool,
 ) -> None:
     await save_memory(store, "default-user", "Plays the cello", category="preference")
     forget = json.dumps({"action": "forget", "facts": [1]})
-    model = patch_model(
-        ["Use `forget_memory` for that.", "Sure.", "I've forgotten that you play the cello."],
-        structured=[forget],
-    )
+    model = patch_model(replies, structured=[forget])
     try:
         state = await chat("Please forget that I play the cello.")  # the gate skips it
+        assert providers.offers_tools(model) is tools_kept
     finally:
         providers.forget_providers()
-    assert state["messages"][-1].text == "I've forgotten that you play the cello."
+    assert state["messages"][-1].text == answer
     assert await current_facts(store, "default-user") == []
     assert "- Forgot: Plays the cello" in between(system_prompt(model), "memory_changes")
+
+
+@pytest.mark.parametrize(
+    ("asked", "chosen", "left"),
+    [
+        # Qwen2.5-Coder-1.5B through make dev: nothing about a cat is remembered, yet it chose
+        # every fact it was shown, and both were deleted.
+        ("Oublie que j'ai un chat, s'il te plaît.", [1, 2], 3),
+        # Of the facts chosen, only the one the message names goes.
+        ("Oublie que j'habite à Lyon.", [1, 2], 2),
+        ("忘掉我住在哪里", [3], 2),
+    ],
+)
+async def test_a_forget_takes_only_facts_the_message_names(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    asked: str,
+    chosen: list[int],
+    left: int,
+) -> None:
+    for fact in ("Camille habite à Lyon depuis 2019", "Végétarienne, jamais de viande", "住在杭州"):
+        await save_memory(store, "default-user", fact, category="location")
+    forget = json.dumps({"action": "forget", "facts": chosen})
+    model = patch_model(["Done."], structured=[forget, operations_json()])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat(asked)
+    finally:
+        providers.forget_providers()
+    kept = await current_facts(store, "default-user")
+    assert len(kept) == left, kept
+    assert ("Camille habite à Lyon depuis 2019" in kept) == ("Lyon" not in asked), kept
+    changes = between(system_prompt(model), "memory_changes")
+    assert (left == 3) == (NOTHING_MATCHED in changes), changes
+
+
+async def test_a_reminder_not_to_forget_asks_no_forget_question(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Allergic to peanuts", category="constraint")
+    model = patch_model(["I'll keep it in mind."], structured=[operations_json()])
+    await chat("Don't forget that I'm allergic to peanuts when you suggest recipes.")
+    assert not [call for call in model.calls if call.info.schema is MemoryRequest]
+    assert await current_facts(store, "default-user") != []
 
 
 async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
@@ -385,11 +450,11 @@ async def test_only_the_latest_user_turn_is_read(
 async def test_stored_fact_records_where_it_was_learned(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    patch_model(["Noted."], structured=[adds_json(("Is allergic to peanuts", "nonsense", 0.8))])
-    state = await chat("I'm allergic to peanuts", thread_id="thread-9")
+    patch_model(["Noted."], structured=[adds_json(("Loves hiking in the Alps", "nonsense", 0.8))])
+    state = await chat("I love hiking in the Alps", thread_id="thread-9")
 
     [item] = await store.asearch(("user_facts", "default-user"))
-    assert item.value["content"] == "Is allergic to peanuts"
+    assert item.value["content"] == "Loves hiking in the Alps"
     assert item.value["category"] == "other"  # unknown categories are not trusted
     assert item.value["confidence"] == 0.8
     assert item.value["thread_id"] == "thread-9"
@@ -601,7 +666,54 @@ async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
     assert facts == ([answer] if kept else [])
 
 
-async def test_a_constraint_the_message_touches_gets_a_note_right_after_it(
+@pytest.mark.parametrize(
+    ("said", "answer", "operations", "kept"),
+    [
+        # Only the place: the restatement, which says the user lives there, is the fact.
+        (
+            "Ich wohne seit letztem Jahr in München, die Stadt gefällt mir sehr.",
+            "Ich wohne seit letztem Jahr in München, die Stadt gefällt mir sehr.",
+            [op("add", "München, Germany", "location")],
+            ["Ich wohne seit letztem Jahr in München, die Stadt gefällt mir sehr."],
+        ),
+        # A fact that says what it is about stays as written.
+        (
+            "moved 2 lyon in march!!",
+            "I moved to Lyon in March.",
+            [op("add", "Lives in Lyon", "location")],
+            ["Lives in Lyon"],
+        ),
+        # Two facts: the restatement says both, so neither takes it.
+        (
+            "I'm Ana, from Porto",
+            "I am Ana and I am from Porto.",
+            [op("add", "Ana", "identity"), op("add", "Porto", "location")],
+            ["Ana", "Porto"],
+        ),
+        # A restatement that does not name the fact's place is not its wording.
+        (
+            "Wir wohnen jetzt in Graz",
+            "The user lives somewhere new.",
+            [op("add", "Graz", "location")],
+            ["Graz"],
+        ),
+    ],
+)
+async def test_a_fact_that_only_names_a_place_is_kept_in_the_restatements_words(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    said: str,
+    answer: str,
+    operations: list[dict[str, Any]],
+    kept: list[str],
+) -> None:
+    patch_model(["Noted."], structured=[restated(answer, *operations)])
+    await chat(said, context=Context(extraction_hold_s=0))
+    assert sorted(await current_facts(store, "default-user")) == sorted(kept)
+
+
+async def test_a_constraint_the_message_touches_is_written_under_it_in_the_prompt_only(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
     await save_memory(
@@ -614,35 +726,131 @@ async def test_a_constraint_the_message_touches_gets_a_note_right_after_it(
         structured=[operations_json(), operations_json()],
     )
 
-    await chat("Posso fazer um bolo de amendoim para o lanche da Lily amanhã?")
+    asked = "Posso fazer um bolo de amendoim para o lanche da Lily amanhã?"
+    state = await chat(asked)
     await chat("In which city do I live?")
 
     first, second = [c.messages for c in model.calls if c.info.node == "respond"]
-    assert isinstance(first[-1], SystemMessage), first
-    assert "Daughter Lily is allergic to peanuts" in first[-1].text
-    assert isinstance(first[-2], HumanMessage)
-    assert not any(isinstance(message, SystemMessage) for message in second[1:]), second
+    assert isinstance(first[-1], HumanMessage)
+    assert first[-1].text == f"{asked}\n\n(Remember: Daughter Lily is allergic to peanuts.)"
+    # Only the prompt: the thread keeps the message as the user wrote it, and a strict chat
+    # template (a system message only first) is never handed a second one.
+    assert state["messages"][0].text == asked
+    assert not any(isinstance(message, SystemMessage) for message in first[1:]), first
+    assert second[-1].text == "In which city do I live?"
 
 
-async def test_a_model_that_refuses_the_constraint_note_answers_without_it(
+@pytest.mark.parametrize(
+    ("said", "content", "category"),
+    [
+        (
+            "My daughter Lily is allergic to peanuts, so we never keep them at home.",
+            "We never keep peanuts at home because Lily is allergic to them.",
+            "relationship",
+        ),
+        ("我女儿对花生过敏。", "女儿对花生过敏", "other"),
+        (
+            "Meine Tochter Lily ist allergisch gegen Erdnüsse.",
+            "Tochter Lily: Erdnussallergie",
+            "preference",
+        ),
+    ],
+)
+async def test_an_allergy_filed_under_another_category_is_kept_and_heeded_as_a_constraint(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    said: str,
+    content: str,
+    category: str,
+) -> None:
+    # Qwen2.5-Coder-1.5B filed the tier's allergy so, and the peanut-cake question got a recipe.
+    model = patch_model(
+        ["Noted.", "Better not."],
+        structured=[
+            operations_json(op("add", content, category, profile=False)),
+            operations_json(),
+        ],
+    )
+
+    await chat(said)
+    await chat("Posso fazer um bolo de amendoim para o lanche da Lily amanhã?", thread_id="t2")
+
+    [stored] = await store.asearch(("user_facts", "default-user"))
+    assert (stored.value["content"], stored.value["category"]) == (content, "constraint")
+    asked = [c.messages for c in model.calls if c.info.node == "respond"][-1]
+    assert asked[-1].text.endswith(f"(Remember: {content.rstrip('.')}.)")
+
+
+async def test_a_constraint_note_under_an_image_message_is_a_text_block(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Allergic to peanuts", category="constraint")
+    model = patch_model(["No peanuts, then."], structured=[operations_json()])
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+
+    await chat(HumanMessage([{"type": "text", "text": "Is this peanut snack ok?"}, image]))
+
+    prompt = next(c.messages for c in model.calls if c.info.node == "respond")
+    assert prompt[-1].content[:2] == [{"type": "text", "text": "Is this peanut snack ok?"}, image]
+    assert prompt[-1].content[2] == {"type": "text", "text": "(Remember: Allergic to peanuts.)"}
+
+
+async def test_a_bare_refusal_of_a_request_against_a_constraint_is_asked_for_its_reason(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Lily is allergic to peanuts", category="constraint")
+    model = patch_model(
+        [
+            "Sorry, but I can't assist with that.",
+            "Lily is allergic to peanuts, so no peanut cake. A banana cake instead?",
+            "I'm sorry, but I can't assist with that.",
+            "I'm sorry, I can't help with that.",
+        ],
+        structured=[operations_json(), operations_json()],
+    )
+
+    told = await chat("Posso fazer um bolo de amendoim para a Lily?")
+    refused_again = await chat("E biscoitos de amendoim?")
+
+    assert told["messages"][-1].text.startswith("Lily is allergic to peanuts")
+    replies = [c.messages for c in model.calls if c.info.node == "respond"]
+    asked_why = replies[1]
+    assert asked_why[:-2] == replies[0]
+    assert asked_why[-2].text == "Sorry, but I can't assist with that."
+    assert asked_why[-1].text == prompts.REASON_NOTE
+    # A second bare refusal is no better: the first stays, and only one AI message is added.
+    assert refused_again["messages"][-1].text == "I'm sorry, but I can't assist with that."
+    assert len(refused_again["messages"]) == 4
+
+
+async def test_a_refusal_stays_when_asking_for_its_reason_fails(
     use_model: UseModel, chat: Chat, store: InMemoryStore
 ) -> None:
-    def template(messages: list[BaseMessage], info: CallInfo) -> str:
+    def flaky(messages: list[BaseMessage], info: CallInfo) -> str:
         if info.schema:
             return operations_json()
-        if any(isinstance(message, SystemMessage) for message in messages[1:]):
-            raise ValueError("System message must be at the beginning.")  # as a strict template
-        return "No peanuts for Lily, then."
+        if messages[-1].text == prompts.REASON_NOTE:
+            raise TimeoutError("the second call timed out")
+        return "Sorry, but I can't assist with that."
 
     await save_memory(store, "default-user", "Lily is allergic to peanuts", category="constraint")
-    model = use_model(template)
+    use_model(flaky)
 
     state = await chat("A peanut cake for Lily tomorrow?")
 
-    assert state["messages"][-1].text == "No peanuts for Lily, then."
-    replies = [c.messages for c in model.calls if c.info.node == "respond"]
-    assert isinstance(replies[0][-1], SystemMessage)
-    assert "peanuts" in system_prompt(model)
+    assert state["messages"][-1].text == "Sorry, but I can't assist with that."
+
+
+async def test_a_bare_refusal_without_a_constraint_in_play_is_left_alone(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["Sorry, but I can't assist with that."], structured=[operations_json()])
+
+    state = await chat("How do I pick a lock?")
+
+    assert state["messages"][-1].text == "Sorry, but I can't assist with that."
+    assert len([c for c in model.calls if c.info.node == "respond"]) == 1
 
 
 async def test_a_restatement_of_a_known_fact_is_not_stored_again(

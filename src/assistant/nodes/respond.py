@@ -23,9 +23,16 @@ from assistant.inference.provider_errors import ModelProviderError
 from assistant.inference.tokens import count_messages_tokens
 from assistant.nodes import requests
 from assistant.nodes.requests import Outcome
-from assistant.nodes.tools import MEMORY_TOOLS, asks_about_memory
+from assistant.nodes.tools import (
+    MEMORY_TOOLS,
+    asks_about_memory,
+    asks_to_forget,
+    correct_memory,
+    forget_memory,
+)
 from assistant.run import prompts
 from assistant.run.context import Context
+from assistant.run.history import latest_user_message
 from assistant.run.prompting import (
     FittedPrompt,
     as_data,
@@ -96,17 +103,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     fitted = _fit(state, context, mark_unanswered(messages), tools=offered, done=done.done)
     prompt = prompt_of(fitted)
     try:
-        try:
-            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
-        except Exception as error:
-            if not state.get("heed") or _model_down(error):
-                raise
-            # A chat template that takes a system message only first refuses the note on a
-            # constraint: answer without it (the profile still holds the constraint).
-            logger.warning("The model refused the prompt with a constraint note; without it")
-            state = {**state, "heed": []}
-            prompt = prompt_of(fitted)
-            response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
+        response = await providers.ainvoke_with_tools(model, tools, prompt, trace)
     except Exception as error:
         if not has_unanswered(messages) or _model_down(error):
             raise
@@ -119,16 +116,24 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if (
         offered
         and not response.tool_calls
-        and not providers.offers_tools(model)
-        and _speaks_of_memory(messages)
+        and (
+            (not providers.offers_tools(model) and _speaks_of_memory(messages))
+            or _forget_left_undone(messages)
+        )
     ):
-        # Found to misuse its tools on this very turn, a memory request unanswered: carry
-        # it out as it will be from now on, and answer again with what was done.
-        state, done = await _carry_out(state, runtime, context, messages[-1].text)
+        # Found to misuse its tools on this very turn, or answering a forget in words only:
+        # carry the request out as a structured question, and answer again with what was done.
+        request = latest_user_message(messages)
+        state, done = await _carry_out(state, runtime, context, request.text if request else "")
         if done.done:
             fitted = _fit(state, context, mark_unanswered(messages), tools=False, done=done.done)
             prompt = prompt_of(fitted)
-            response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
+            try:
+                response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
+            except Exception:  # done is done: the first reply stands rather than no reply
+                logger.warning("Answering again with what was done failed", exc_info=True)
+    if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
+        response = await _with_reason(model, prompt, trace, response)
     if not response.tool_calls and echoes_prompt(response.text):
         response = await _plainly(model, tools if offered else [], prompt, trace, response)
     if not response.tool_calls and not response.text.strip():
@@ -199,18 +204,45 @@ def _turn_time(state: State) -> datetime:
 
 def tool_rounds(messages: Sequence[BaseMessage]) -> int:
     """How many times the model has called tools since the user's latest message."""
-    rounds = 0
+    return len(_tool_rounds_since_request(messages))
+
+
+def _tool_rounds_since_request(messages: Sequence[BaseMessage]) -> list[AIMessage]:
+    """The model's messages that called tools since the user's latest message."""
+    rounds: list[AIMessage] = []
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
             break
         if isinstance(message, AIMessage) and message.tool_calls:
-            rounds += 1
+            rounds.append(message)
     return rounds
 
 
 def _speaks_of_memory(messages: Sequence[BaseMessage]) -> bool:
     """Whether the latest message is the user's and asks about memory (`asks_about_memory`)."""
     return isinstance(messages[-1], HumanMessage) and asks_about_memory(messages[-1].text)
+
+
+def _forget_left_undone(messages: Sequence[BaseMessage]) -> bool:
+    """Whether this turn's user message asks to forget and no forget or correction was called.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> _forget_left_undone([HumanMessage("Please forget that I play the cello.")])
+    True
+    >>> searched = AIMessage("", tool_calls=[{"name": "search_memory", "args": {}, "id": "1"}])
+    >>> asked = HumanMessage("Forget my cello.")
+    >>> _forget_left_undone([asked, searched, ToolMessage("..", tool_call_id="1")])
+    True
+    >>> forgot = AIMessage("", tool_calls=[{"name": "forget_memory", "args": {}, "id": "2"}])
+    >>> _forget_left_undone([asked, forgot, ToolMessage("ok", tool_call_id="2")])
+    False
+    """
+    request = latest_user_message(messages)
+    if request is None or not asks_to_forget(request.text):
+        return False
+    rounds = _tool_rounds_since_request(messages)
+    called = {call["name"] for message in rounds for call in message.tool_calls}
+    return not called & {forget_memory.name, correct_memory.name}
 
 
 async def _carry_out(
@@ -233,15 +265,19 @@ async def _carry_out(
 
 
 def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> list[BaseMessage]:
-    """``prompt`` with a note on the ``heed`` constraints right after the user's message.
+    """``prompt`` with the ``heed`` constraints written under the user's latest message.
+
+    Only the prompt changes; the thread keeps the message as the user wrote it.
 
     >>> from langchain_core.messages import HumanMessage
-    >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
+    >>> fact = RecalledFact(id="1", content="Allergic to peanuts.", category="constraint")
     >>> prompt = with_heed_note([SystemMessage("s"), HumanMessage("A peanut cake?")], [fact])
     >>> [type(message).__name__ for message in prompt]
-    ['SystemMessage', 'HumanMessage', 'SystemMessage']
+    ['SystemMessage', 'HumanMessage']
     >>> print(prompt[-1].text)
-    Remember: Allergic to peanuts. If the request goes against this, say so.
+    A peanut cake?
+    <BLANKLINE>
+    (Remember: Allergic to peanuts.)
     """
     latest = next(
         (i for i in range(len(prompt) - 1, -1, -1) if isinstance(prompt[i], HumanMessage)), None
@@ -249,8 +285,15 @@ def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> l
     if not heed or latest is None:
         return prompt
     constraints = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in heed)
-    note = SystemMessage(content=prompts.HEED_NOTE.format(constraints=constraints))
-    return [*prompt[: latest + 1], note, *prompt[latest + 1 :]]
+    note = prompts.HEED_NOTE.format(constraints=constraints)
+    message = prompt[latest]
+    content = (
+        f"{message.content}{note}"
+        if isinstance(message.content, str)
+        else [*message.content, {"type": "text", "text": note.lstrip()}]
+    )
+    noted = message.model_copy(update={"content": content})
+    return [*prompt[:latest], noted, *prompt[latest + 1 :]]
 
 
 PROMPT_TAGS = tuple(
@@ -328,6 +371,51 @@ async def _plainly(
         return response
     text = _without_markup(response.text) or _without_markup(echoed.text) or UNSAID_REPLY
     return response.model_copy(update={"content": text})
+
+
+BARE_REFUSAL = re.compile(
+    r"\W*(?:I['’]?m\s+|I\s+am\s+)?(?:sorry|I\s+apologi[sz]e)\b[^.!?\n]{0,40}"
+    r"\b(?:can['’]?t|cannot|can\s+not|won['’]?t|unable\s+to|not\s+able\s+to)"
+    r"(?:\s+(?:assist|help|do\s+that)(?:\s+(?:you\s+)?with\s+(?:that|this)(?:\s+request)?)?)?\W*",
+    re.IGNORECASE,
+)
+"""A canned refusal and nothing else: what a safety-tuned model answers to a request it reads
+as harmful, such as a peanut cake for a child allergic to peanuts."""
+
+
+def refuses_bare(text: str) -> bool:
+    """Whether a reply only refuses, without a reason or anything else.
+
+    >>> refuses_bare("Sorry, but I can't assist with that."), refuses_bare("I'm sorry, I can't.")
+    (True, True)
+    >>> refuses_bare("I’m sorry, but I can’t assist with that request.")
+    True
+    >>> refuses_bare("I'm sorry, but I can't recommend a recipe that involves peanuts.")
+    False
+    >>> refuses_bare("Sorry, I can't help with that: Lily is allergic to peanuts.")
+    False
+    """
+    return BARE_REFUSAL.fullmatch(text.strip()) is not None
+
+
+async def _with_reason(
+    model: BaseChatModel, prompt: list[BaseMessage], trace: RunnableConfig, refused: AIMessage
+) -> AIMessage:
+    """The reply asked for again, after ``refused`` turned down a request without a reason.
+
+    A request against a remembered constraint is what gets refused so; ``refused`` stays if
+    the second answer is no better.
+    """
+    logger.warning("The reply refused without a reason; asking for the reason")
+    again = [*prompt, AIMessage(content=refused.text), SystemMessage(content=prompts.REASON_NOTE)]
+    try:
+        response = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
+    except Exception:  # the refusal is a reply: a failed second call must not fail the turn
+        logger.warning("Asking for the refusal's reason failed", exc_info=True)
+        return refused
+    if response.tool_calls or not response.text.strip() or refuses_bare(response.text):
+        return refused
+    return response
 
 
 def _without_markup(text: str) -> str:

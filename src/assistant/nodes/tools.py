@@ -23,6 +23,7 @@ from assistant.run.scope import tool_scope
 __all__ = [
     "MEMORY_TOOLS",
     "asks_about_memory",
+    "asks_to_forget",
     "correct_memory",
     "forget_memory",
     "search_memory",
@@ -128,3 +129,51 @@ def asks_about_memory(text: str) -> bool:
     False
     """
     return bool(ABOUT_MEMORY.search(text))
+
+
+ASKING = (
+    r"(?:^|[.!?,;:¡¿]\s*|\b(?:please|pls|plz|can you|could you|would you|will you|just|and|"
+    r"now|ok|okay|so|want you to|need you to|por favor|s'il te pla[iî]t|s'il vous pla[iî]t|"
+    r"per favore|bitte|пожалуйста)\s+)"
+)
+"""Where a request starts: a sentence's start, or after a word that asks ("please", "can
+you", "bitte" …). "I always forget my keys" and "I tend to forget names" ask nothing."""
+
+FORGET_REQUEST = re.compile(
+    ASKING + r"(?:forget\b(?!\s+(?:it|about\s+it)\s*(?:$|[,.!?;]))"
+    r"|(?:delete|erase|remove)\b.{0,60}\b(?:memory|memories|fact|facts|what you know)\b"
+    r"|vergiss\b(?!\s+(?:es\b|nicht|nie))|oublie(?:z)?\b(?!\s+(?:pas|ça\s*[.!]*$))"
+    r"|olvida\b|olvídate\b|esque(?:ça|ce)\b|dimentica\b|забудь(?:те)?\b|vergeet\b(?!\s+niet))"
+    r"|(?:^|[，。！？,.!?\s]|请|麻烦|帮我)\s*(?:忘掉|忘记)|把.{1,30}忘[掉了记]"
+    r"|删[掉除].{0,20}(?:记忆|记住|记得)"
+    r"|忘れて(?:ください|下さい|くれ|ほしい)|忘れろ|잊어\s*(?:줘|주세요|줄래)|잊어버려\s*(?:줘|주세요)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A request to forget, in the languages our users write most: not a reminder to keep
+something in mind ("don't forget…", "别忘了…"), not a user who forgot ("我忘了带钥匙"), and
+not "forget it" said to drop a topic, since what it sets off may delete a fact."""
+
+
+def asks_to_forget(text: str) -> bool:
+    """Whether a message asks the assistant to forget something it remembers.
+
+    A model offered the tools may answer such a message in words, "Sure, I've forgotten
+    that", and call nothing: `respond` then has the request carried out by a structured
+    question (`assistant.nodes.requests`), since a forget must never be only said.
+
+    >>> asks_to_forget("Please forget that I play the cello."), asks_to_forget("请忘掉我的地址")
+    (True, True)
+    >>> asks_to_forget("Vergiss bitte, dass ich Cello spiele."), asks_to_forget("把我的地址忘了")
+    (True, True)
+    >>> asks_to_forget("I always forget my keys"), asks_to_forget("我忘了带钥匙")
+    (False, False)
+    >>> asks_to_forget("Oh, forget it."), asks_to_forget("Oublie ça !")
+    (False, False)
+    >>> asks_to_forget("Don't forget that I'm allergic to peanuts."), asks_to_forget("别忘了我")
+    (False, False)
+    >>> asks_to_forget("Why do I get KeyError when I delete keys while iterating over a dict?")
+    False
+    >>> asks_to_forget("Delete the memory about my old address.")
+    True
+    """
+    return bool(FORGET_REQUEST.search(text))

@@ -25,12 +25,26 @@ Current time: {time}"""
 every minute) last, so a server that caches the prompt's prefix (llama.cpp, vLLM, OpenAI)
 reuses most of it from one call to the next."""
 
-HEED_NOTE = "Remember: {constraints}. If the request goes against this, say so."
-"""Sent right after the user's message when a hard constraint is the fact most relevant to
-it (`assistant.nodes.recall`): a small model reads the profile as background and suggested
-a peanut cake for a daughter allergic to peanuts, but heeds a note next to the request.
-Asked to "mind what the user told you" and "suggest something that respects it",
-Qwen2.5-Coder-1.5B more often answered only "Sorry, but I can't assist with that"."""
+HEED_NOTE = "\n\n(Remember: {constraints}.)"
+"""Added, in the prompt only, to the user's message when a hard constraint is the fact most
+relevant to it (`assistant.nodes.recall`): a small model reads the profile as background and
+suggested a peanut cake for a daughter allergic to peanuts. Qwen2.5-Coder-1.5B cannot judge
+whether a request goes against a constraint (asked yes or no, it gave the same answer to
+every request); told "if the request goes against this, say so" in a system note after the
+message, it refused nearly every request, those the constraint allows included. Read as
+part of the request, the constraint is weighed as the user's own words (docs/testing.md)."""
+
+REASON_NOTE = (
+    "Answer again in the user's language: name the fact about them that stands in the way, "
+    "then offer an alternative that respects it."
+)
+"""Sent after a bare refusal (`assistant.nodes.respond.refuses_bare`) while a constraint is
+heeded: Qwen2.5-Coder-1.5B refuses many requests near a constraint with "Sorry, but I can't
+assist with that" (21 of 33 probed requests under an earlier note, 6 under `HEED_NOTE`), which
+leaves the user guessing. Asked this way it said why in 9 of 10 such refusals, 4 of 5 on
+requests kept out of the wording's choice (docs/testing.md); asked to "speak to the user
+directly" or to "say what you remember about them", it refused again. A bare refusal of a
+request the constraint allows gets a reason too, and that reason is the model's mistake."""
 
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
