@@ -61,7 +61,7 @@ test-run:
 ## model is fetched and its server built on first use, then cached outside the repo).
 test-real: install
 	$(BIN)/python examples/local_model.py fetch
-	$(BIN)/pytest -m real_model -n 0 tests/e2e/test_real_model_e2e.py
+	$(BIN)/pytest -m real_model -n 0 $(REAL_ARGS) tests/e2e/test_real_model_e2e.py
 
 ## Rerun every benchmark, write its figures into bench/RESULTS.md and print each target, met or
 ## missed (minutes; needs the peers).
