@@ -20,6 +20,8 @@ What is measured
                    product's prompt, memory and tools) of the user the question names
                    (the first speaker when it names both or neither); its remember step
                    is skipped (a question stores nothing)
+    product, short the same, the question followed by :data:`SHORT` (the baselines'
+                   length instruction), in a thread of its own
     top-10 turns   plain retrieval: every turn saved as "<speaker> (<date>): <text>"
                    (``save_memory``), the 10 the project's ``recall`` ranks first put in
                    :data:`ANSWER_PROMPT`
@@ -88,7 +90,7 @@ from assistant.server.persistence.stores import make_store
 from function_model import CallInfo
 from locomo import CATEGORIES, DATA, Conversation, commonly_measured, read_conversation
 
-SYSTEMS = ("product", "top-10 turns", "full context", "no memory")
+SYSTEMS = ("product", "product, short", "top-10 turns", "full context", "no memory")
 DEPTH = 10
 """How many turns plain retrieval puts in the prompt."""
 ANSWER_TOKENS = 60
@@ -109,6 +111,11 @@ worked out from the session dates. If the memories do not say, give your best gu
 Question: {question}
 Answer:"""
 """The baselines' prompt (the product answers with its own)."""
+
+SHORT = "Answer in a short phrase of a few words."
+"""Added to the question for "product, short": what the baselines are told of the answer's
+length, asked as a user would ask it, so that F1 compares memories rather than a chat reply's
+length with a short phrase's."""
 
 JUDGE_PROMPT = """
 Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
@@ -407,7 +414,12 @@ async def feed(conversation: Conversation) -> locomo_product.Stored:
 
 
 async def ask_product(
-    stored: locomo_product.Stored, conversation: Conversation, question: str, number: int
+    stored: locomo_product.Stored,
+    conversation: Conversation,
+    question: str,
+    number: int,
+    *,
+    short: bool = False,
 ) -> str:
     """The question in a new thread of the user it names, through the graph; call it
     inside ``patched(asking=True)``."""
@@ -415,9 +427,11 @@ async def ask_product(
     speaker = locomo_product.asked_speakers(question, names)[0]
     user = stored.users[speaker]
     graph = builder.compile(checkpointer=InMemorySaver(), store=stored.store)
-    config: RunnableConfig = {"configurable": {"thread_id": f"{user}-question-{number}"}}
+    thread = f"{user}-question-{number}{'-short' if short else ''}"
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    asked = f"{question} {SHORT}" if short else question
     result = await graph.ainvoke(
-        InputState(messages=[HumanMessage(question)]), config, context=Context(user_id=user)
+        InputState(messages=[HumanMessage(asked)]), config, context=Context(user_id=user)
     )
     last = result["messages"][-1]
     return last.text if isinstance(last, AIMessage) else str(last.content)
@@ -460,8 +474,9 @@ async def answer_all(
 
     async def answer_one(system: str, number: int) -> str:
         question = conversation.questions[number].text
-        if system == "product":
-            return await ask_product(stored, conversation, question, number)
+        if system.startswith("product"):
+            short = system == "product, short"
+            return await ask_product(stored, conversation, question, number, short=short)
         memories = full if system == "full context" else ""
         if system == "top-10 turns":
             items = await recall(raw, conversation.user_id, question, limit=DEPTH)
@@ -641,7 +656,7 @@ async def main(args: argparse.Namespace) -> None:
         f"{COUNTS.extraction_calls} extraction calls ({COUNTS.extraction_failures} failed, "
         f"p50 {extraction_p50:.0f} s), {facts} facts stored"
     )
-    product = [a for a in answers if a.system == "product"]
+    product = [a for a in answers if a.system.startswith("product")]
     print(
         f"product replies with tool markup: {sum(has_tool_markup(a.text) for a in product)} "
         f"of {len(product)}"
@@ -658,7 +673,7 @@ async def main(args: argparse.Namespace) -> None:
         for a in sorted(answers, key=lambda a: (a.question, SYSTEMS.index(a.system))):
             verdict = {True: "CORRECT", False: "WRONG", None: "?"}[a.correct]
             print(
-                f"  {a.system:<12} {a.category} {a.f1:.2f} {verdict:<7} {a.question[:60]!r} -> "
+                f"  {a.system:<14} {a.category} {a.f1:.2f} {verdict:<7} {a.question[:60]!r} -> "
                 f"{a.text[:80]!r} | {a.gold!r}"
             )
 

@@ -83,6 +83,7 @@ from assistant.nodes import recall as recall_module
 from assistant.nodes import respond as respond_module
 from assistant.run.context import Context
 from assistant.run.prompting import build_system_prompt
+from assistant.run.prompts import HEED_NOTE
 from assistant.server.persistence.stores import make_store
 from conversation import ALLERGY, HOME_CITY, NAME, NEW_CITY, describe, script
 from function_model import CallInfo, FunctionChatModel
@@ -297,8 +298,11 @@ def _edit_results(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 def _current_message(messages: Sequence[BaseMessage], text: str) -> str:
+    """Whether the reply's prompt holds the turn's message; a heeded constraint's note
+    written under it (`assistant.nodes.respond.with_heed_note`) leaves it verbatim."""
     humans = [message.text for message in messages if isinstance(message, HumanMessage)]
-    if text in humans:
+    noted = text + HEED_NOTE.split("{", 1)[0]
+    if any(human == text or human.startswith(noted) for human in humans):
         return "verbatim"
     if any(human[:80] == text[:80] for human in humans):
         return "shortened"
