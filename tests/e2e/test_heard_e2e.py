@@ -120,6 +120,9 @@ def per_language_table(
     return "\n".join(lines), a / b, c / d
 
 
+# 570 turns through a server of its own: about 130 s on a quiet 2-core machine, and more than
+# twice that beside make test's other workers (CI's run hit the 300 s default).
+@pytest.mark.timeout(900)
 async def test_the_test_splits_facts_reach_memory_and_non_facts_mostly_cost_no_call(
     own_server: StartServer, stub_openai: StubOpenAI, pytestconfig: pytest.Config
 ) -> None:
