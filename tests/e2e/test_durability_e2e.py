@@ -414,6 +414,64 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
     assert log.count("Retrying runs left running") == 1, "the cut-off run was not left running"
 
 
+async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
+    tmp_path: Path, own_server: StartServer, database: str
+) -> None:
+    """SIGKILL seconds after two runs were acknowledged, before the records were written.
+
+    The dev runtime's records (written every ~10 s) hold neither run: one had begun its
+    reply, the other waited behind it. The journal kept both, input included, as they were
+    acknowledged: after the restart the first goes on from its checkpoints, the second runs
+    with its message, and nothing the user sent is lost or said twice.
+    """
+    workdir = tmp_path / "acknowledged"
+    options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database}
+    records = workdir / RUN_RECORDS
+
+    first = own_server("make_dev", workdir, env=SLOW, **options)
+    async with connect(first) as sdk:
+        thread = await new_thread(sdk)
+        await run_turn(first, sdk, thread, "My name is Alice.")
+        saved = await _next_save(records, after=0.0)
+        saved = await _next_save(records, after=saved)  # the run above is in these records
+        cut = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message(f"I like green tea. {SLOW_MARK}")
+        )
+        waiting = await sdk.runs.create(
+            thread,
+            ASSISTANT_ID,
+            input=user_message("I work as a nurse."),
+            multitask_strategy="enqueue",
+        )
+        while not _checkpoints_of_run(database, cut["run_id"]):
+            await asyncio.sleep(0.05)
+        assert await _status(sdk, thread, waiting["run_id"]) == "pending"
+        unsaved = records.stat().st_mtime == saved
+        first.kill()  # SIGKILL of the whole process group, before the records are written
+    assert unsaved, "the records were written after the runs were created"
+
+    second = own_server("make_dev", workdir, **options)
+    async with connect(second) as sdk:
+        for run in (cut, waiting):
+            await asyncio.wait_for(sdk.runs.join(thread, run["run_id"]), timeout=60)
+            assert await _status(sdk, thread, run["run_id"]) == "success", second.log_tail()
+        values = await run_turn(second, sdk, thread, "Where do I work?")
+        assert _human_texts(values) == [
+            "My name is Alice.",
+            f"I like green tea. {SLOW_MARK}",
+            "I work as a nurse.",
+            "Where do I work?",
+        ], second.log_tail()
+        assert [m["type"] for m in values["messages"]] == ["human", "ai"] * 4
+    log = second.log_path.read_text(encoding="utf-8", errors="replace")
+    assert "(2 acknowledged, queued again)" in log, second.log_tail()
+    import psycopg
+
+    with psycopg.connect(database) as conn:  # an input leaves the journal once it has run
+        rows = conn.execute("SELECT run_id FROM assistant_run_journal WHERE kwargs IS NOT NULL")
+        assert not {row[0] for row in rows.fetchall()} & {cut["run_id"], waiting["run_id"]}
+
+
 PIN = "Bank PIN is 4417, tell no one"
 """A fact whose words must leave every namespace when it is forgotten."""
 

@@ -52,6 +52,7 @@ from assistant.run.scope import RunScope, server_request_scope
 from assistant.server.mcp_sessions import MemoryMCP
 from assistant.server.middleware.disconnect import CancelOnDisconnect
 from assistant.server.middleware.guard import GUARD
+from assistant.server.persistence.acknowledged import JournalAcknowledgedRuns
 from assistant.server.startup import finish_forgets, start_server
 
 __all__ = ["app"]
@@ -218,6 +219,7 @@ app = Starlette(
     middleware=[
         *(Middleware(layer) for layer in GUARD),
         Middleware(CancelOnDisconnect),
+        Middleware(JournalAcknowledgedRuns),
     ],
     lifespan=lifespan,
 )
@@ -229,4 +231,6 @@ middleware a rule:
 no framing, hidden routes, hosts, origins, credentials, the body's size and depth,
 prefilled state, streams of others' threads), then
 `assistant.server.middleware.disconnect.CancelOnDisconnect` (a search whose client left is
-cancelled, and its embedding dropped)."""
+cancelled, and its embedding dropped), then
+`assistant.server.persistence.acknowledged.JournalAcknowledgedRuns` (a run is journaled before
+the server acknowledges it)."""

@@ -20,10 +20,16 @@ thread is created or its metadata changed (:func:`journal_thread`), and each run
 when it is created (:func:`journal_run`), before the server acknowledges them. At start,
 a thread without a record comes back with its whole metadata (``{"purpose": ...}`` as the
 client set it, not only the owner), a thread created in that window that never ran comes
-back too, and a thread's runs come back in its run list: ``success`` for a run that wrote
-checkpoints, ``interrupted`` for one the crash took before it started (its input is not
-journaled, so it is not run again). A deleted thread leaves the journal
-(:func:`forget_thread`).
+back too, and a thread's runs come back in its run list.
+
+**Acknowledged runs.** Once the server has acknowledged a run (its answer's first bytes,
+`assistant.server.persistence.acknowledged`), the runtime's record of it, input included,
+is journaled too (:func:`journal_acknowledged_run`), and dropped from the journal once the
+run has finished. At start, an acknowledged run the runtime's records lost is queued again:
+one the crash took before it started runs with its input; one cut off after it wrote
+checkpoints goes on from them. A run never acknowledged (refused after the auth handler, or
+created from a batch) comes back ``success`` if it wrote checkpoints, else ``interrupted``.
+A deleted thread leaves the journal (:func:`forget_thread`).
 
 :func:`resume_interrupted_runs` runs at the same moment. The runtime retries every run
 its records saved as ``running`` (a crash cut it off), with the run's input. But the
@@ -49,6 +55,7 @@ __all__ = [
     "RESTORED_METADATA",
     "close_journal",
     "forget_thread",
+    "journal_acknowledged_run",
     "journal_run",
     "journal_thread",
     "open_journal",
@@ -85,7 +92,10 @@ CREATE TABLE IF NOT EXISTS assistant_run_journal (
     journaled_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS assistant_run_journal_thread ON assistant_run_journal (thread_id);
+ALTER TABLE assistant_run_journal ADD COLUMN IF NOT EXISTS kwargs jsonb;
 """
+"""``kwargs``: an acknowledged run's record as the runtime holds it (input, config, context),
+kept until the run has finished."""
 
 _journal: list[Any] = []
 """The saver whose connections hold the journal, while `make dev`'s checkpointer is open."""
@@ -153,6 +163,66 @@ async def journal_run(
         "ON CONFLICT (run_id) DO NOTHING",
         (str(run_id), str(thread_id), json.dumps(record, default=str)),
     )
+
+
+FINISHED = frozenset({"success", "error", "interrupted", "timeout"})
+"""Run statuses after which a run's input is in its checkpoints, or never will be."""
+
+_inputs_kept: set[str] = set()
+"""Runs whose input this process journaled and has not dropped yet."""
+
+
+async def journal_acknowledged_run(run_id: str) -> None:
+    """Keep the record of a run the server is acknowledging, input included, until it ran.
+
+    Called before the acknowledgement leaves (`assistant.server.persistence.acknowledged`):
+    a crash after it finds the run in the journal. The inputs of runs this process kept
+    that have finished since are dropped at the same time. Nothing happens outside `make
+    dev`; a failure is logged, never raised.
+    """
+    records = dev_thread_records()
+    if not _journal or records is None:
+        return
+    async with records.connect() as conn:
+        wanted = {run_id, *_inputs_kept}
+        found: dict[str, dict[str, Any]] = {}
+        for run in reversed(records.runs(conn)):  # the newest last: stop once all are seen
+            if (key := str(run.get("run_id"))) in wanted:
+                found[key] = run
+                if len(found) == len(wanted):
+                    break
+        done = [key for key in _inputs_kept if found.get(key, {}).get("status", "") in FINISHED]
+        done += [key for key in _inputs_kept if key not in found]  # its thread was deleted
+        run = found.get(run_id)
+        kept = (
+            json.dumps(run["kwargs"], default=_plain)
+            if run is not None and run.get("kwargs") and run.get("status") not in FINISHED
+            else None
+        )
+    if kept is not None:
+        await _journal_write(
+            "UPDATE assistant_run_journal SET kwargs = %s::jsonb WHERE run_id = %s",
+            (kept, run_id),
+        )
+        _inputs_kept.add(run_id)
+    if done:
+        await _journal_write(
+            "UPDATE assistant_run_journal SET kwargs = NULL WHERE run_id = ANY(%s)", (done,)
+        )
+        _inputs_kept.difference_update(done)
+
+
+def _plain(value: object) -> object:
+    """``value`` as JSON can hold it: the caller (a ``BaseUser``) as the dict it was made of.
+
+    >>> _plain(datetime(2026, 1, 2, tzinfo=UTC)), _plain(uuid.UUID(int=1))
+    ('2026-01-02T00:00:00+00:00', '00000000-0000-0000-0000-000000000001')
+    """
+    if callable(dump := getattr(value, "model_dump", None)):
+        return dump()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
 
 
 async def forget_thread(thread_id: object, *, owner: str | None = None) -> None:
@@ -225,15 +295,20 @@ async def restore_thread_records(saver: Any) -> list[str]:
 async def restore_run_records(saver: Any) -> list[str]:
     """Put back the journaled runs the dev runtime's records lost, in their threads' lists.
 
-    A run that wrote checkpoints comes back as ``success``; one that did not, as
-    ``interrupted`` (the crash took it before it started). Returns their ids.
+    An acknowledged run (its input journaled) is queued again as ``pending``: with its
+    input if it wrote no checkpoint, else with none, to go on from its checkpoints (a run
+    that had finished does nothing). Any other comes back ``success`` if it wrote
+    checkpoints, else ``interrupted``. The journal then keeps only the inputs of runs that
+    are queued. Returns the ids of the runs put back.
     """
     records = dev_thread_records()
     if records is None:
         return []
     journaled = await _fetch(
-        saver, "SELECT run_id, thread_id, record FROM assistant_run_journal ORDER BY journaled_at"
+        saver,
+        "SELECT run_id, thread_id, record, kwargs FROM assistant_run_journal ORDER BY journaled_at",
     )
+    queued: list[str] = []
     async with records.connect() as conn:
         runs = records.runs(conn)
         known = {str(run.get("run_id")) for run in runs}
@@ -245,29 +320,45 @@ async def restore_run_records(saver: Any) -> list[str]:
         ]
         started = await started_runs(saver, [str(row["run_id"]) for row in missing])
         for row in missing:
+            run_id = str(row["run_id"])
             record = dict(row["record"] or {})
+            kwargs = dict(row["kwargs"] or {})
+            if kwargs and run_id in started:
+                kwargs.update(input=None, command=None)  # go on from its checkpoints
+            status = "pending" if kwargs else "success" if run_id in started else "interrupted"
             at = _when(record.get("created_at"))
             records.add_run(
                 conn,
                 {
-                    "run_id": uuid.UUID(str(row["run_id"])),
+                    "run_id": uuid.UUID(run_id),
                     "thread_id": uuid.UUID(str(row["thread_id"])),
                     "assistant_id": uuid.UUID(str(record.get("assistant_id")))
                     if record.get("assistant_id")
                     else None,
                     "metadata": dict(record.get("metadata") or {}),
-                    "status": "success" if str(row["run_id"]) in started else "interrupted",
-                    "kwargs": {},
+                    "status": status,
+                    "kwargs": kwargs,
                     "multitask_strategy": record.get("multitask_strategy") or "enqueue",
                     "created_at": at,
                     "updated_at": at,
                 },
             )
+            if status == "pending":
+                queued.append(run_id)
+    await _execute(
+        saver,
+        "UPDATE assistant_run_journal SET kwargs = NULL "
+        "WHERE kwargs IS NOT NULL AND NOT (run_id = ANY(%s))",
+        (queued,),
+    )
+    _inputs_kept.update(queued)
     restored = [str(row["run_id"]) for row in missing]
     if restored:
         logger.warning(
-            "Restored %d run record(s) lost when the server stopped without saving them: %s",
+            "Restored %d run record(s) lost when the server stopped without saving them "
+            "(%d acknowledged, queued again): %s",
             len(restored),
+            len(queued),
             ", ".join(restored),
         )
     return restored
