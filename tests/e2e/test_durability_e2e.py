@@ -40,6 +40,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
+from devserver import DevServer
 from helpers import create_database
 from scripted import SLOW_SECONDS
 
@@ -351,6 +352,37 @@ async def _status(sdk: LangGraphClient, thread: str, run_id: str) -> str:
     return str((await sdk.runs.get(thread, run_id))["status"])
 
 
+TURNS = [
+    "My name is Alice.",
+    f"I like green tea. {SLOW_MARK}",
+    "I work as a nurse.",
+    "Where do I work?",
+]
+"""The crash tests' turns: the second is a slow reply to cut off, the third waits behind it."""
+
+
+async def _slow_and_waiting(sdk: LangGraphClient, thread: str) -> tuple[Any, Any]:
+    """Start the slow reply (``TURNS[1]``), with the next run (``TURNS[2]``) queued behind."""
+    cut = await sdk.runs.create(thread, ASSISTANT_ID, input=user_message(TURNS[1]))
+    waiting = await sdk.runs.create(
+        thread, ASSISTANT_ID, input=user_message(TURNS[2]), multitask_strategy="enqueue"
+    )
+    return cut, waiting
+
+
+async def _answered_after_restart(
+    server: DevServer, sdk: LangGraphClient, thread: str, runs: tuple[Any, Any]
+) -> dict[str, Any]:
+    """Both ``runs`` finish after the restart, then the last turn: each message once, answered."""
+    for run in runs:
+        await asyncio.wait_for(sdk.runs.join(thread, run["run_id"]), timeout=60)
+        assert await _status(sdk, thread, run["run_id"]) == "success", server.log_tail()
+    values = await run_turn(server, sdk, thread, TURNS[3])
+    assert _human_texts(values) == TURNS, server.log_tail()
+    assert [m["type"] for m in values["messages"]] == ["human", "ai"] * len(TURNS)
+    return values
+
+
 async def test_runs_cut_off_by_a_crash_run_after_a_restart(
     tmp_path: Path, own_server: StartServer, database: str
 ) -> None:
@@ -368,7 +400,7 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
     first = own_server("make_dev", workdir, env=SLOW, **options)
     async with connect(first) as sdk:
         thread = await new_thread(sdk)
-        await run_turn(first, sdk, thread, "My name is Alice.")
+        await run_turn(first, sdk, thread, TURNS[0])
         facts_before = await current_facts(sdk, MAKE_DEV_USER)
         # Start the slow reply so that the next write of the records lands in its middle,
         # with seconds to spare on both sides for a busy machine.
@@ -377,15 +409,7 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
         if time.time() > saved + lead + 1:
             saved = await _next_save(records, after=saved)
         await asyncio.sleep(max(0.0, saved + lead - time.time()))
-        cut = await sdk.runs.create(
-            thread, ASSISTANT_ID, input=user_message(f"I like green tea. {SLOW_MARK}")
-        )
-        queued = await sdk.runs.create(
-            thread,
-            ASSISTANT_ID,
-            input=user_message("I work as a nurse."),
-            multitask_strategy="enqueue",
-        )
+        cut, queued = await _slow_and_waiting(sdk, thread)
         while await _status(sdk, thread, cut["run_id"]) == "pending":
             await asyncio.sleep(0.05)
         assert records.stat().st_mtime == saved, "the records were written before the reply began"
@@ -396,17 +420,7 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
 
     second = own_server("make_dev", workdir, **options)
     async with connect(second) as sdk:
-        for run in (cut, queued):
-            await asyncio.wait_for(sdk.runs.join(thread, run["run_id"]), timeout=60)
-            assert await _status(sdk, thread, run["run_id"]) == "success", second.log_tail()
-        values = await run_turn(second, sdk, thread, "Where do I work?")
-        assert _human_texts(values) == [
-            "My name is Alice.",
-            f"I like green tea. {SLOW_MARK}",
-            "I work as a nurse.",
-            "Where do I work?",
-        ]
-        assert len(values["messages"]) == 8, values["messages"]
+        await _answered_after_restart(second, sdk, thread, (cut, queued))
         facts_after = await current_facts(sdk, MAKE_DEV_USER)
     assert facts_before.items() <= facts_after.items()
     assert any("nurse" in fact["content"] for fact in facts_after.values()), facts_after
@@ -431,18 +445,10 @@ async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
     first = own_server("make_dev", workdir, env=SLOW, **options)
     async with connect(first) as sdk:
         thread = await new_thread(sdk)
-        await run_turn(first, sdk, thread, "My name is Alice.")
+        await run_turn(first, sdk, thread, TURNS[0])
         saved = await _next_save(records, after=0.0)
         saved = await _next_save(records, after=saved)  # the run above is in these records
-        cut = await sdk.runs.create(
-            thread, ASSISTANT_ID, input=user_message(f"I like green tea. {SLOW_MARK}")
-        )
-        waiting = await sdk.runs.create(
-            thread,
-            ASSISTANT_ID,
-            input=user_message("I work as a nurse."),
-            multitask_strategy="enqueue",
-        )
+        cut, waiting = await _slow_and_waiting(sdk, thread)
         while not _checkpoints_of_run(database, cut["run_id"]):
             await asyncio.sleep(0.05)
         assert await _status(sdk, thread, waiting["run_id"]) == "pending"
@@ -452,17 +458,7 @@ async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
 
     second = own_server("make_dev", workdir, **options)
     async with connect(second) as sdk:
-        for run in (cut, waiting):
-            await asyncio.wait_for(sdk.runs.join(thread, run["run_id"]), timeout=60)
-            assert await _status(sdk, thread, run["run_id"]) == "success", second.log_tail()
-        values = await run_turn(second, sdk, thread, "Where do I work?")
-        assert _human_texts(values) == [
-            "My name is Alice.",
-            f"I like green tea. {SLOW_MARK}",
-            "I work as a nurse.",
-            "Where do I work?",
-        ], second.log_tail()
-        assert [m["type"] for m in values["messages"]] == ["human", "ai"] * 4
+        await _answered_after_restart(second, sdk, thread, (cut, waiting))
     log = second.log_path.read_text(encoding="utf-8", errors="replace")
     assert "(2 acknowledged, queued again)" in log, second.log_tail()
     import psycopg
