@@ -130,6 +130,26 @@ async def test_system_prompt_has_persona_time_and_recalled_facts(
     assert [type(m) for m in model.sent()[0]] == [SystemMessage, HumanMessage]
 
 
+async def test_a_question_about_when_shows_the_day_each_fact_was_said(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Lives in Porto", category="location", pinned=True)
+    await save_memory(store, "default-user", "Started a pottery class", category="project")
+    today = datetime.now(UTC).date().isoformat()
+    model = patch_model(["Today.", "Porto.", "今天。"], structured=[operations_json()] * 3)
+
+    await chat("When did I start the pottery class?")
+    system = system_prompt(model)
+    assert f"- Started a pottery class (said {today})" in between(system, "user_facts")
+    assert f"- Lives in Porto (said {today})" in between(system, "user_profile")
+
+    await chat("Where do I live?")  # no date asked for: none shown
+    assert "(said " not in system_prompt(model)
+
+    await chat("我什么时候开始上陶艺课的？")
+    assert f"(said {today})" in system_prompt(model)
+
+
 SEVEN_FACTS = [
     "Has a dog called Rex",
     "Works as a carpenter",

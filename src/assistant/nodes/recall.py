@@ -110,7 +110,8 @@ async def _settle(scope: RunScope, state: State) -> None:
 async def _gather(scope: RunScope, query: str) -> Recalled:
     """The profile that fits, the facts relevant to ``query``, and past episodes that fit."""
     context, user_memory = scope.context, scope.memory
-    profile = fit_profile(await user_memory.profile(), context.profile_tokens)
+    pinned = await user_memory.profile()
+    profile = fit_profile(pinned, context.profile_tokens)
     shown = {fact["id"] for fact in profile}
     asked = max(context.recall_limit, WHOLE_MEMORY_FACTS) + len(shown)
     found = await user_memory.recall(query, limit=asked)
@@ -118,12 +119,34 @@ async def _gather(scope: RunScope, query: str) -> Recalled:
     whole = len(found) < asked and _tokens(others) <= context.whole_memory_tokens
     facts = others if whole else others[: context.recall_limit]
     heed = heeded(found, shown=[*profile, *facts]) if query else []
+    if memory.asks_when(query):
+        profile, facts = dated(profile, [*found, *pinned]), dated(facts, found)
     if not (context.episode_limit and query):
         return Recalled(profile, facts, heed=heed)
     past = await user_memory.episodes(
         query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
     )
     return Recalled(profile, facts, fit_episodes(past, context.episode_tokens), heed)
+
+
+def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[RecalledFact]:
+    """``facts``, each with the day the user first said it, for a message that asks when.
+
+    Facts are stored without the day they speak of, so "When did I move to Porto?" has only
+    the day the fact was said to go by (a move supersedes the old city with a new fact, said
+    that day); other messages do without the tokens. The day comes from ``found``.
+
+    >>> from langgraph.store.base import SearchItem
+    >>> found = [SearchItem(("user_facts", "u"), "1", {"content": "Moved to Porto",
+    ...          "created_at": "2026-03-01T09:00:00+00:00"}, None, None)]
+    >>> dated([RecalledFact(id="1", content="Moved to Porto", category="location")], found)
+    [{'id': '1', 'content': 'Moved to Porto', 'category': 'location', 'said_on': '2026-03-01'}]
+    """
+    days = {item.key: str(item.value.get("created_at") or "")[:10] for item in found}
+    return [
+        RecalledFact(**fact, said_on=days[fact["id"]]) if days.get(fact["id"]) else fact
+        for fact in facts
+    ]
 
 
 def heeded(found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]) -> list[RecalledFact]:

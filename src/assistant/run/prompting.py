@@ -51,6 +51,7 @@ __all__ = [
     "as_data",
     "fit_prompt",
     "has_unanswered",
+    "fact_line",
     "shown_memory",
     "mark_unanswered",
     "skip_unanswered",
@@ -105,12 +106,25 @@ def build_system_prompt(
         persona=persona.strip(),
         tools_note=prompts.TOOLS_NOTE if tools else "",
         time=now.strftime("%Y-%m-%d %H:%M (%A, %Z)"),
-        user_profile="\n".join(f"- {as_data(fact['content'], one_line=True)}" for fact in profile),
-        user_facts="\n".join(f"- {as_data(fact['content'], one_line=True)}" for fact in facts),
+        user_profile="\n".join(fact_line(fact) for fact in profile),
+        user_facts="\n".join(fact_line(fact) for fact in facts),
         episodes_block=prompts.EPISODES_BLOCK.format(episodes=episodes_text) if episodes else "",
         summary_block=prompts.SUMMARY_BLOCK.format(summary=summary) if summary else "",
         done_block=prompts.DONE_BLOCK.format(done=as_data("\n".join(done))) if done else "",
     )
+
+
+def fact_line(fact: RecalledFact) -> str:
+    """How the prompt shows a fact: as data on one line, with the day it was said if known.
+
+    >>> fact_line(RecalledFact(id="1", content="Moved to Porto", category="location"))
+    '- Moved to Porto'
+    >>> fact_line(RecalledFact(id="1", content="Moved to Porto", category="location",
+    ...                        said_on="2026-03-01"))
+    '- Moved to Porto (said 2026-03-01)'
+    """
+    line = f"- {as_data(fact['content'], one_line=True)}"
+    return f"{line} (said {fact['said_on']})" if fact.get("said_on") else line
 
 
 REPEAT_SHARE = 0.75
@@ -181,7 +195,7 @@ def working_tokens(state: State) -> int:
     >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
     >>> working_tokens({"messages": [HumanMessage("hi")], "profile": [fact],
     ...                 "summary": "Is allergic to peanuts."})
-    10
+    11
     """
     facts = [*state.get("profile", []), *state.get("recalled", [])]
     return context_tokens(
@@ -194,15 +208,16 @@ def working_tokens(state: State) -> int:
 def shown_memory(state: State) -> list[str]:
     """The memory texts the turn's reply prompt shows beside the messages and the summary.
 
-    The profile, the recalled facts and the past episodes.
+    The profile and the recalled facts as their lines show them (`fact_line`), and the past
+    episodes.
 
     >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
     >>> shown_memory({"profile": [fact], "recalled": [], "episodes": []})
-    ['Allergic to peanuts']
+    ['- Allergic to peanuts']
     """
     return [
-        *(fact["content"] for fact in state.get("profile", [])),
-        *(fact["content"] for fact in state.get("recalled", [])),
+        *(fact_line(fact) for fact in state.get("profile", [])),
+        *(fact_line(fact) for fact in state.get("recalled", [])),
         *(episode["content"] for episode in state.get("episodes", [])),
     ]
 

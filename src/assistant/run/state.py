@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -18,6 +18,8 @@ class RecalledFact(TypedDict):
     """The fact itself, in the user's language."""
     category: str
     """What kind of fact it is (identity, location, preference, ...)."""
+    said_on: NotRequired[str]
+    """The day the user first said it (``YYYY-MM-DD``), shown when the message asks when."""
 
 
 class RecalledEpisode(TypedDict):

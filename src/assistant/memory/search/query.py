@@ -30,6 +30,7 @@ from assistant.memory.search.temporal import item_dates, resolve_dates
 __all__ = [
     "QueryPlan",
     "analyze_query",
+    "asks_when",
     "frequent_names",
     "item_tags",
     "mentioned_speakers",
@@ -39,9 +40,25 @@ __all__ = [
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'd)\b|我(?!们)", re.IGNORECASE)
 _WHEN = re.compile(
-    r"\b(when|what day|what date|which day|how long ago)\b|什么时候|哪天|哪一天|几号|几月",
+    r"\b(when|what day|what date|which day|how long ago|wann|cuándo|cuando|quand|quando|когда"
+    r"|kiedy|wanneer|kapan|khi nào)\b|什么时候|哪天|哪一天|几号|几月|いつ(?!も)|언제(?!나)",
     re.IGNORECASE,
 )
+"""A question about when: English, Chinese, and the other languages users write most
+("いつも" and "언제나" mean "always")."""
+
+
+def asks_when(text: str) -> bool:
+    """Whether ``text`` asks when something happened or will.
+
+    >>> asks_when("When did I move to Berlin?"), asks_when("我什么时候搬的家？")
+    (True, True)
+    >>> asks_when("Wann bin ich umgezogen?"), asks_when("いつ引っ越しましたか")
+    (True, True)
+    >>> asks_when("Where do I live?"), asks_when("いつもありがとう")
+    (False, False)
+    """
+    return bool(_WHEN.search(_fold(text)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +91,7 @@ def analyze_query(query: str, today: date, *, expand_dates: bool = True) -> Quer
         terms=tokenize(query),
         dates=resolve_dates(query, today) if expand_dates else frozenset(),
         first_person=bool(_FIRST_PERSON.search(folded)),
-        asks_when=bool(_WHEN.search(folded)),
+        asks_when=asks_when(query),
         words=frozenset(re.findall(r"[^\W_]+", folded)),
     )
 
