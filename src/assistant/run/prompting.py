@@ -123,8 +123,11 @@ def fact_line(fact: RecalledFact) -> str:
     ...                        said_on="2026-03-01"))
     '- Moved to Porto (said 2026-03-01)'
     """
-    line = f"- {as_data(fact['content'], one_line=True)}"
-    return f"{line} (said {fact['said_on']})" if fact.get("said_on") else line
+    return f"- {as_data(fact['content'], one_line=True)}{_said(fact)}"
+
+
+def _said(fact: RecalledFact) -> str:
+    return f" (said {fact['said_on']})" if fact.get("said_on") else ""
 
 
 REPEAT_SHARE = 0.75
@@ -195,7 +198,7 @@ def working_tokens(state: State) -> int:
     >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
     >>> working_tokens({"messages": [HumanMessage("hi")], "profile": [fact],
     ...                 "summary": "Is allergic to peanuts."})
-    11
+    10
     """
     facts = [*state.get("profile", []), *state.get("recalled", [])]
     return context_tokens(
@@ -208,16 +211,16 @@ def working_tokens(state: State) -> int:
 def shown_memory(state: State) -> list[str]:
     """The memory texts the turn's reply prompt shows beside the messages and the summary.
 
-    The profile and the recalled facts as their lines show them (`fact_line`), and the past
+    The profile and the recalled facts (with the day each was said, when shown), and the past
     episodes.
 
     >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
     >>> shown_memory({"profile": [fact], "recalled": [], "episodes": []})
-    ['- Allergic to peanuts']
+    ['Allergic to peanuts']
     """
     return [
-        *(fact_line(fact) for fact in state.get("profile", [])),
-        *(fact_line(fact) for fact in state.get("recalled", [])),
+        *(fact["content"] + _said(fact) for fact in state.get("profile", [])),
+        *(fact["content"] + _said(fact) for fact in state.get("recalled", [])),
         *(episode["content"] for episode in state.get("episodes", [])),
     ]
 
