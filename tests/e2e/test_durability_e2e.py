@@ -428,15 +428,20 @@ async def test_runs_cut_off_by_a_crash_run_after_a_restart(
     assert log.count("Retrying runs left running") == 1, "the cut-off run was not left running"
 
 
+WITHDRAWN = "Actually, never mind that."
+"""A message whose run is cancelled while it waits: it must never run."""
+
+
 async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
     tmp_path: Path, own_server: StartServer, database: str
 ) -> None:
-    """SIGKILL seconds after two runs were acknowledged, before the records were written.
+    """SIGKILL seconds after three runs were acknowledged, before the records were written.
 
-    The dev runtime's records (written every ~10 s) hold neither run: one had begun its
-    reply, the other waited behind it. The journal kept both, input included, as they were
-    acknowledged: after the restart the first goes on from its checkpoints, the second runs
-    with its message, and nothing the user sent is lost or said twice.
+    The dev runtime's records (written every ~10 s) hold none of them: one had begun its
+    reply, one waited behind it, one was cancelled while it waited. The journal kept each,
+    input included, as it was acknowledged, and dropped the cancelled one's input: after the
+    restart the first goes on from its checkpoints, the second runs with its message, the
+    third stays cancelled, and nothing the user sent is lost or said twice.
     """
     workdir = tmp_path / "acknowledged"
     options: dict[str, Any] = {"storage": "postgres", "postgres_uri": database}
@@ -449,6 +454,10 @@ async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
         saved = await _next_save(records, after=0.0)
         saved = await _next_save(records, after=saved)  # the run above is in these records
         cut, waiting = await _slow_and_waiting(sdk, thread)
+        withdrawn = await sdk.runs.create(
+            thread, ASSISTANT_ID, input=user_message(WITHDRAWN), multitask_strategy="enqueue"
+        )
+        await sdk.runs.cancel(thread, withdrawn["run_id"])
         while not _checkpoints_of_run(database, cut["run_id"]):
             await asyncio.sleep(0.05)
         assert await _status(sdk, thread, waiting["run_id"]) == "pending"
@@ -458,8 +467,10 @@ async def test_acknowledged_runs_the_records_never_held_run_after_a_restart(
 
     second = own_server("make_dev", workdir, **options)
     async with connect(second) as sdk:
-        await _answered_after_restart(second, sdk, thread, (cut, waiting))
+        await _answered_after_restart(second, sdk, thread, (cut, waiting))  # not WITHDRAWN
+        assert await _status(sdk, thread, withdrawn["run_id"]) == "interrupted"
     log = second.log_path.read_text(encoding="utf-8", errors="replace")
+    assert "Restored 3 run record(s)" in log, second.log_tail()
     assert "(2 acknowledged, queued again)" in log, second.log_tail()
     import psycopg
 

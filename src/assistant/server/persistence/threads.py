@@ -54,6 +54,7 @@ from assistant.compat import dev_thread_records
 __all__ = [
     "RESTORED_METADATA",
     "close_journal",
+    "forget_run",
     "forget_thread",
     "journal_acknowledged_run",
     "journal_run",
@@ -210,6 +211,19 @@ async def journal_acknowledged_run(run_id: str) -> None:
             "UPDATE assistant_run_journal SET kwargs = NULL WHERE run_id = ANY(%s)", (done,)
         )
         _inputs_kept.difference_update(done)
+
+
+async def forget_run(run_id: str, *, deleted: bool) -> None:
+    """Drop a cancelled run's input from the journal, or a deleted run's whole entry."""
+    if not _journal:
+        return
+    statement = (
+        "DELETE FROM assistant_run_journal WHERE run_id = %s"
+        if deleted
+        else "UPDATE assistant_run_journal SET kwargs = NULL WHERE run_id = %s"
+    )
+    await _journal_write(statement, (run_id,))
+    _inputs_kept.discard(run_id)
 
 
 def _plain(value: object) -> object:
