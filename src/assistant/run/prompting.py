@@ -211,16 +211,17 @@ def working_tokens(state: State) -> int:
 def shown_memory(state: State) -> list[str]:
     """The memory texts the turn's reply prompt shows beside the messages and the summary.
 
-    The profile and the recalled facts (with the day each was said, when shown), and the past
-    episodes.
+    The profile, the recalled facts and the past episodes. Compression keeps room for them in
+    the turns to come, so a fact counts without the day a question about when adds to it
+    (`fact_line`): that question's own prompt is fitted as it is sent (`fit_prompt`).
 
     >>> fact = RecalledFact(id="1", content="Allergic to peanuts", category="constraint")
     >>> shown_memory({"profile": [fact], "recalled": [], "episodes": []})
     ['Allergic to peanuts']
     """
     return [
-        *(fact["content"] + _said(fact) for fact in state.get("profile", [])),
-        *(fact["content"] + _said(fact) for fact in state.get("recalled", [])),
+        *(fact["content"] for fact in state.get("profile", [])),
+        *(fact["content"] for fact in state.get("recalled", [])),
         *(episode["content"] for episode in state.get("episodes", [])),
     ]
 
