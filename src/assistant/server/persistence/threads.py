@@ -200,17 +200,16 @@ async def journal_acknowledged_run(run_id: str) -> None:
             if run is not None and run.get("kwargs") and run.get("status") not in FINISHED
             else None
         )
+    if kept is None and not done:
+        return
+    await _journal_write(  # one round trip: this run's input kept, the finished ones' dropped
+        "UPDATE assistant_run_journal SET kwargs = CASE WHEN run_id = %s THEN %s::jsonb END "
+        "WHERE run_id = %s OR run_id = ANY(%s)",
+        (run_id, kept, run_id, done),
+    )
     if kept is not None:
-        await _journal_write(
-            "UPDATE assistant_run_journal SET kwargs = %s::jsonb WHERE run_id = %s",
-            (kept, run_id),
-        )
         _inputs_kept.add(run_id)
-    if done:
-        await _journal_write(
-            "UPDATE assistant_run_journal SET kwargs = NULL WHERE run_id = ANY(%s)", (done,)
-        )
-        _inputs_kept.difference_update(done)
+    _inputs_kept.difference_update(done)
 
 
 async def forget_run(run_id: str, *, deleted: bool) -> None:
