@@ -111,6 +111,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("mcp_latency", ("bench/mcp_latency.py",)),
     Bench("noisy_neighbour", ("bench/noisy_neighbour.py",)),
     Bench("threads", ("bench/threads.py",)),
+    Bench("e5_engine", ("bench/e5_engine.py",)),
     Bench("query_encoder", ("bench/query_encoder.py",)),
 )
 
