@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,10 +42,22 @@ class GatedModel:
         return self._encode("passage", texts)
 
 
+def _no_thread_draining(timeout_s: float = 10.0) -> None:
+    """Wait until no embedding thread is draining the queue.
+
+    A thread still finishing the test before's call would report it finished to the queue
+    this test puts in place (its busy count below zero, so the next call's share too small).
+    """
+    deadline = time.monotonic() + timeout_s
+    while E5Embeddings._draining and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 @pytest.fixture
 def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GatedModel, threading.Event]]:
     """E5Embeddings with one fake model copy behind a gate, an empty cache and no work queued."""
     E5Embeddings()  # the real pool and threads exist; only the model copies are replaced
+    _no_thread_draining()
     gate = threading.Event()
     model = GatedModel(gate)
     copies: queue.Queue[Any] = queue.Queue()
@@ -56,6 +69,7 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GatedModel, threadi
     monkeypatch.setattr(E5Embeddings, "_queue", FairQueue())
     yield model, gate
     gate.set()
+    _no_thread_draining()
 
 
 async def test_concurrent_requests_for_one_text_embed_it_once(
