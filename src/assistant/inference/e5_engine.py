@@ -205,7 +205,7 @@ def cpu_supported() -> bool:
     return False
 
 
-def engine_path(cache: Path | None = None) -> Path | None:
+def engine_path() -> Path | None:
     """The built engine the embedder loads, or None for the bundled one.
 
     None when ``ASSISTANT_EMBEDDINGS_ENGINE`` is ``bundled``, when the CPU lacks AVX2 or
@@ -217,7 +217,7 @@ def engine_path(cache: Path | None = None) -> Path | None:
     if get_embedding_settings().engine == "bundled" or not cpu_supported():
         return None
     try:
-        found = _engine_file(patched_source(), cache or cache_dir())
+        found = _engine_file(patched_source(), cache_dir())
     except (EngineBuildError, OSError):
         return None
     return found if found.is_file() else None
