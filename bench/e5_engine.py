@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from query_encoder import DATASET, KINDS, Evaluation, load_average
+from query_encoder import DATASET, KINDS, Evaluation, Row, load_average
+from threads import p
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = {"bundled": "bundled", "built": "auto"}
@@ -118,11 +119,6 @@ def timed(
     return pooled, first
 
 
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def timing_table(pooled: dict[str, dict[str, list[float]]]) -> str:
     header = f"{'engine':<9}{'query p50/p90':>17}{'fact p50/p90':>17}{'batch of 16, a text':>22}"
     lines = [header, "-" * len(header)]
@@ -132,17 +128,6 @@ def timing_table(pooled: dict[str, dict[str, list[float]]]) -> str:
             f"{engine:<9}{cells[0]:>17}{cells[1]:>17}{statistics.median(kinds['batch']):>22.2f}"
         )
     return "\n".join(lines)
-
-
-def recall(
-    ranks: list[int | None], queries: list[dict[str, Any]], at: int, kind: str = ""
-) -> float:
-    hits = [
-        rank is not None and rank <= at
-        for rank, query in zip(ranks, queries, strict=True)
-        if not kind or query["kind"] == kind
-    ]
-    return sum(hits) / len(hits) if hits else float("nan")
 
 
 def main() -> int:
@@ -192,9 +177,13 @@ def main() -> int:
     print("-" * len(head))
     r5: dict[str, float] = {}
     for name, (fact_engine, query_engine) in systems.items():
-        ranks = evaluation.ranks(vectors[query_engine]["queries"], vectors[fact_engine]["facts"])
-        cells = [recall(ranks, evaluation.queries, 1), recall(ranks, evaluation.queries, 5)]
-        cells += [recall(ranks, evaluation.queries, 5, kind) for kind in KINDS]
+        row = Row(
+            name=name,
+            layers=12,
+            ranks=evaluation.ranks(vectors[query_engine]["queries"], vectors[fact_engine]["facts"]),
+        )
+        cells = [row.recall(1, evaluation.queries), row.recall(5, evaluation.queries)]
+        cells += [row.recall(5, evaluation.queries, kind) for kind in KINDS]
         r5[name] = cells[1]
         print(f"{name:<{width}} | " + " | ".join(f"{v:>9.3f}" for v in cells))
     cosines = np.concatenate(
