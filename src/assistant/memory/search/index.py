@@ -15,6 +15,7 @@ This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -81,12 +82,22 @@ async def hybrid_search(
         # Without speakers, a name most memories hold is one of the people talking.
         share = weights.frequent_name_share
         plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
-    query_vector = await store_embeddings(store).aembed_query(plan.text)
+    # The query goes to the embedder first; its words are scored while it is embedded
+    # (the embedder runs on its own thread, outside the GIL).
+    embedding = asyncio.ensure_future(store_embeddings(store).aembed_query(plan.text))
+    await asyncio.sleep(0)
+    try:
+        keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
+    except BaseException:
+        embedding.cancel()
+        raise
+    query_vector = await embedding
     await index.settle()  # the windows of the facts just written, embedded meanwhile
     ranked = rank(
         index,
         plan,
         query_vector,
+        keyword_scores=keyword_scores,
         query_cjk=is_cjk_text(query),
         speakers=speakers,
         limit=limit,

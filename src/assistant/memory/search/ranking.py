@@ -317,15 +317,19 @@ def rank(
     speakers: list[str],
     limit: int,
     weights: FusionWeights = WEIGHTS,
+    keyword_scores: dict[str, float] | None = None,
 ) -> list[tuple[str, float]]:
     """The ``limit`` best keys of a non-empty ``index`` for ``plan``, with their scores.
 
-    With feedback on (``weights.feedback_weight``), the keyword ranking is the second
-    pass of :func:`_feedback_ranking`.
+    ``keyword_scores`` are the BM25 scores of the plan's terms when the caller has them
+    already (scored while the query was embedded). With feedback on
+    (``weights.feedback_weight``), the keyword ranking is the second pass of
+    :func:`_feedback_ranking`.
     """
     scores = vector_scores(index, query_vector, query_cjk=query_cjk, weights=weights)
     boosted = favoured(index, plan, speakers) if weights.speaker_boost else set()
-    keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
+    if keyword_scores is None:
+        keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
     rankings = _rankings(index, plan, scores, keyword_scores, weights)
     if weights.feedback_weight and keyword_scores:
         ranking = _feedback_ranking(index, rankings, keyword_scores, plan, boosted, weights)
