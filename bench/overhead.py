@@ -10,7 +10,9 @@ What is measured
     ours recall     what the recall node does before the reply: ``memory.profile`` +
                     ``memory.recall`` (limit 5 + the facts shown in the profile, as the
                     node asks) +
-                    ``memory.recall_episodes`` (limit 2), query embedding included.
+                    ``memory.recall_episodes`` (limit 2) beside them, as the node runs
+                    them, query embedding included;
+                    timed again while another process spins on a core.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
                     store) with the one fake chat model patched into ``assistant.inference.models.
@@ -80,9 +82,12 @@ import json
 import os
 import random
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -382,6 +387,12 @@ class BulkEmbeddings(Embeddings):
         self.query_texts.add(text)
         return self.fallback.embed_query(text)
 
+    async def aembed_query(self, text: str) -> list[float]:
+        # As the product's store calls it: e5's own async path (one hand-off to its thread).
+        self.query_calls += 1
+        self.query_texts.add(text)
+        return await self.fallback.aembed_query(text)
+
 
 def check_synthetic_vectors(corpus: Corpus, rng: random.Random, n: int = 40) -> str:
     """Mean (min) cosine between synthetic fact vectors and real e5 vectors of the same text."""
@@ -497,6 +508,7 @@ class SizeReport:
     load_s: dict[str, float] = field(default_factory=dict)
     cold_build_s: float = 0.0
     recall: Timing = field(default_factory=Timing)
+    recall_busy: Timing = field(default_factory=Timing)
     turn: Timing = field(default_factory=Timing)
     mem0: Timing = field(default_factory=Timing)
     langmem: Timing = field(default_factory=Timing)
@@ -530,6 +542,18 @@ async def load_ours(store: BaseStore, data: dict[str, list[Fact]]) -> None:
             await memory.save_memory(store, user_id, fact.text, category=fact.category, pinned=pin)
 
 
+@contextmanager
+def busy_core() -> Iterator[None]:
+    """Another process spinning on one core meanwhile (a shared machine's neighbour)."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 async def measure_ours(
     report: SizeReport,
     data: dict[str, list[Fact]],
@@ -552,16 +576,21 @@ async def measure_ours(
 
     context = Context(user_id=TARGET)
 
-    async def recall_path() -> None:
+    async def recall_path() -> None:  # as the recall node: episodes beside the facts
         query = queries.next()
+        episodes = asyncio.ensure_future(
+            memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
+        )
         shown = fit_profile(
             await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
         )
         await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
-        await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
+        await episodes
 
     before = (embeddings.query_calls, len(embeddings.query_texts))
     report.recall = await timed(recall_path, turns)
+    with busy_core():  # the same again while another process holds a core
+        report.recall_busy = await timed(recall_path, turns)
     calls = embeddings.query_calls - before[0]
     distinct = len(embeddings.query_texts) - before[1]
     report.notes.append(f"recall path: {calls} query embeddings, {distinct} distinct texts")
@@ -617,13 +646,16 @@ async def measure_postgres(
         await memory.UserMemory(store, TARGET).warm()
         context = Context(user_id=TARGET)
 
-        async def recall_path() -> None:
+        async def recall_path() -> None:  # as the recall node: episodes beside the facts
             query = queries.next()
+            episodes = asyncio.ensure_future(
+                memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
+            )
             shown = fit_profile(
                 await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
             )
             await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
-            await memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
+            await episodes
 
         report.postgres = await timed(recall_path, turns)
 
@@ -832,6 +864,7 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
                 print(f"  {name}: {timing.note}")
         parts = ", ".join(f"{k} {v:.2f}" for k, v in r.parts.items())
         print(f"  inside our recall (median ms, measured apart): {parts}")
+        print(f"  ours recall with another process spinning on a core: {r.recall_busy.cell()}")
         print(f"  {r.refresh}")
         for note in r.notes:
             print(f"  {note}")
@@ -848,6 +881,15 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
             print(
                 f"goal: ours recall p50 <= 10 ms at 10k facts, {name}: {p50:.1f} ms -> {verdict} "
                 f"(the e5 query embedding alone: {e5:.1f} ms median in this run)"
+            )
+        if r.recall_busy.ms and r.recall.ms:
+            quiet = float(np.percentile(r.recall.ms, 50))
+            busy = float(np.percentile(r.recall_busy.ms, 50))
+            verdict = "met" if busy <= 20 else "MISSED"
+            print(
+                f"goal: ours recall p50 at 10k facts, in-memory, with another process on a core "
+                f"<= 20 ms (2x the quiet goal): {busy:.1f} ms ({busy / quiet:.2f}x quiet) -> "
+                f"{verdict}"
             )
     for r in reports:
         if not (r.mem0.ms and r.langmem.ms):

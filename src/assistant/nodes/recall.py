@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -108,7 +109,28 @@ async def _settle(scope: RunScope, state: State) -> None:
 
 
 async def _gather(scope: RunScope, query: str) -> Recalled:
-    """The profile that fits, the facts relevant to ``query``, and past episodes that fit."""
+    """The profile that fits, the facts relevant to ``query``, and past episodes that fit.
+
+    The episodes are searched beside the profile and the facts (their store reads overlap,
+    and the query is embedded once for both).
+    """
+    context, user_memory = scope.context, scope.memory
+    if not (context.episode_limit and query):
+        return await _facts(scope, query)
+    episodes = asyncio.ensure_future(
+        user_memory.episodes(query, limit=context.episode_limit, exclude_thread_id=scope.thread_id)
+    )
+    try:
+        recalled = await _facts(scope, query)
+    except BaseException:
+        episodes.cancel()
+        raise
+    recalled.episodes = fit_episodes(await episodes, context.episode_tokens)
+    return recalled
+
+
+async def _facts(scope: RunScope, query: str) -> Recalled:
+    """The profile that fits and the facts relevant to ``query`` (no episodes)."""
     context, user_memory = scope.context, scope.memory
     pinned = await user_memory.profile()
     profile = fit_profile(pinned, context.profile_tokens)
@@ -121,12 +143,7 @@ async def _gather(scope: RunScope, query: str) -> Recalled:
     heed = heeded(found, shown=[*profile, *facts]) if query else []
     if memory.asks_when(query):
         profile, facts = dated(profile, [*found, *pinned]), dated(facts, found)
-    if not (context.episode_limit and query):
-        return Recalled(profile, facts, heed=heed)
-    past = await user_memory.episodes(
-        query, limit=context.episode_limit, exclude_thread_id=scope.thread_id
-    )
-    return Recalled(profile, facts, fit_episodes(past, context.episode_tokens), heed)
+    return Recalled(profile, facts, heed=heed)
 
 
 def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[RecalledFact]:
