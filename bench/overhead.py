@@ -7,11 +7,11 @@ What is measured
     loaded on its own (the others are freed first, so no system pays for another's
     objects in the garbage collector) with the same facts:
 
-    ours recall     what the recall node does before the reply: ``memory.profile`` +
-                    ``memory.recall`` (limit 5 + the facts shown in the profile, as the
-                    node asks) +
-                    ``memory.recall_episodes`` (limit 2) beside them, as the node runs
-                    them, query embedding included;
+    ours recall     what the recall node does before the reply, all at once as the node
+                    runs them: ``memory.profile``, ``memory.recall`` (limit 12, the
+                    facts a whole memory may hold besides the profile, + the pinned facts,
+                    as the node asks) and ``memory.recall_episodes`` (limit 2), query
+                    embedding included;
                     timed again while another process spins on a core.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
@@ -110,7 +110,7 @@ from assistant.inference.tokens import is_cjk_text
 from assistant.memory.consolidate import PROFILE_CATEGORIES
 from assistant.memory.records import is_current
 from assistant.memory.search import freshness, sync, user_index, vectors
-from assistant.nodes.recall import fit_profile
+from assistant.nodes.recall import WHOLE_MEMORY_FACTS, fit_profile
 from assistant.run.context import Context
 from assistant.server.persistence.storage import (
     database_uri,
@@ -522,6 +522,8 @@ class SizeReport:
 # --------------------------------------------------------------------------- systems
 
 TARGET = "big-user"
+WHOLE = max(Context().recall_limit, WHOLE_MEMORY_FACTS)
+"""Facts the recall node asks for besides the pinned ones."""
 
 
 def users_and_facts(
@@ -576,15 +578,15 @@ async def measure_ours(
 
     context = Context(user_id=TARGET)
 
-    async def recall_path() -> None:  # as the recall node: episodes beside the facts
-        query = queries.next()
+    async def recall_path() -> None:  # as the recall node: all three at once
+        query, user = queries.next(), memory.UserMemory(store, TARGET)
         episodes = asyncio.ensure_future(
             memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
         )
-        shown = fit_profile(
-            await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
-        )
-        await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
+        profile = asyncio.ensure_future(user.profile())
+        pinned = await user.pinned_count() or 0
+        await memory.recall(store, TARGET, query, limit=WHOLE + pinned)
+        fit_profile(await profile, context.profile_tokens)
         await episodes
 
     before = (embeddings.query_calls, len(embeddings.query_texts))
@@ -646,15 +648,15 @@ async def measure_postgres(
         await memory.UserMemory(store, TARGET).warm()
         context = Context(user_id=TARGET)
 
-        async def recall_path() -> None:  # as the recall node: episodes beside the facts
-            query = queries.next()
+        async def recall_path() -> None:  # as the recall node: all three at once
+            query, user = queries.next(), memory.UserMemory(store, TARGET)
             episodes = asyncio.ensure_future(
                 memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
             )
-            shown = fit_profile(
-                await memory.UserMemory(store, TARGET).profile(), context.profile_tokens
-            )
-            await memory.recall(store, TARGET, query, limit=context.recall_limit + len(shown))
+            profile = asyncio.ensure_future(user.profile())
+            pinned = await user.pinned_count() or 0
+            await memory.recall(store, TARGET, query, limit=WHOLE + pinned)
+            fit_profile(await profile, context.profile_tokens)
             await episodes
 
         report.postgres = await timed(recall_path, turns)

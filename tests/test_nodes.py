@@ -28,6 +28,7 @@ from assistant.inference.tokens import (
     count_text_tokens,
 )
 from assistant.memory import InvalidUserIdError, recall, save_memory
+from assistant.nodes.recall import WHOLE_MEMORY_FACTS
 from assistant.nodes.requests import NOTHING_MATCHED, MemoryRequest
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY
 from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
@@ -177,6 +178,34 @@ async def test_a_small_memory_goes_into_the_prompt_whole(
     await chat(
         "Any idea for a quick snack?", context=Context(recall_limit=2, whole_memory_tokens=20)
     )
+    assert len(between(system_prompt(model), "user_facts").splitlines()) == 2
+
+
+async def test_the_whole_memory_counts_the_facts_the_profile_does_not_show(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    # The recall runs beside the profile's read, asking room for every pinned fact: what
+    # decides "whole" is still how many facts the profile does not show.
+    await save_memory(store, "default-user", "Lives in Porto", category="location", pinned=True)
+    await save_memory(
+        store, "default-user", "Allergic to peanuts", category="constraint", pinned=True
+    )
+    hobbies = [f"Collects {thing}" for thing in ("stamps", "coins", "shells", "maps", "keys")]
+    hobbies += [f"Plays {game}" for game in ("chess", "go", "bridge", "poker", "darts", "pool")]
+    assert len(hobbies) == WHOLE_MEMORY_FACTS - 1
+    for fact in hobbies:
+        await save_memory(store, "default-user", fact, category="other")
+    model = patch_model(["Sure.", "Sure."])
+    context = Context(recall_limit=2, whole_memory_tokens=10_000)
+
+    await chat("Any idea for a quick snack?", context=context)
+    assert sorted(between(system_prompt(model), "user_facts").splitlines()) == sorted(
+        f"- {fact}" for fact in hobbies
+    )
+
+    # One more besides the profile: the recall limit holds again.
+    await save_memory(store, "default-user", "Plays table tennis", category="other")
+    await chat("Any idea for a quick snack?", context=context)
     assert len(between(system_prompt(model), "user_facts").splitlines()) == 2
 
 

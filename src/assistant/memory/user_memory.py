@@ -32,6 +32,7 @@ from assistant.memory.search.index import (
     WEIGHTS,
     FusionWeights,
     hybrid_search,
+    pinned_count,
     pinned_facts,
     settle_windows,
     warm_index,
@@ -89,6 +90,13 @@ class UserMemory:
     async def profile(self) -> list[SearchItem]:
         """The pinned facts (name, home, standing preferences, hard constraints)."""
         return await pinned_facts(self.store, user_facts_namespace(self.user_id))
+
+    async def pinned_count(self) -> int | None:
+        """How many pinned facts `profile` holds, from the recall index (no store read).
+
+        None while the user's index is first built.
+        """
+        return await pinned_count(self.store, user_facts_namespace(self.user_id))
 
     async def facts(self, *, include_superseded: bool = False) -> list[Item]:
         """Every current fact, oldest first; superseded ones too when asked."""

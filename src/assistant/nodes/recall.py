@@ -130,15 +130,35 @@ async def _gather(scope: RunScope, query: str) -> Recalled:
 
 
 async def _facts(scope: RunScope, query: str) -> Recalled:
-    """The profile that fits and the facts relevant to ``query`` (no episodes)."""
+    """The profile that fits and the facts relevant to ``query`` (no episodes).
+
+    The profile is read beside the recall: the recall asks for room for every pinned fact
+    (their count is the index's), so that it need not wait to learn which ones the profile
+    shows.
+    """
     context, user_memory = scope.context, scope.memory
-    pinned = await user_memory.profile()
+    besides = max(context.recall_limit, WHOLE_MEMORY_FACTS)
+    profile_read = asyncio.ensure_future(user_memory.profile())
+    try:
+        count = await user_memory.pinned_count()
+        if count is None:  # the index is first built: the profile's own read says
+            count = len(await profile_read)
+        asked = besides + count
+        found = await user_memory.recall(query, limit=asked)
+        pinned = await profile_read
+    except BaseException:
+        profile_read.cancel()
+        raise
     profile = fit_profile(pinned, context.profile_tokens)
     shown = {fact["id"] for fact in profile}
-    asked = max(context.recall_limit, WHOLE_MEMORY_FACTS) + len(shown)
-    found = await user_memory.recall(query, limit=asked)
     others = [_fact(item) for item in found if item.key not in shown]
-    whole = len(found) < asked and _tokens(others) <= context.whole_memory_tokens
+    # Every current fact was found when fewer than asked came back; the memory goes in
+    # whole when at most `besides` of them are not in the profile and they fit the budget.
+    whole = (
+        len(found) < asked
+        and len(others) < besides
+        and _tokens(others) <= context.whole_memory_tokens
+    )
     facts = others if whole else others[: context.recall_limit]
     heed = heeded(found, shown=[*profile, *facts]) if query else []
     if memory.asks_when(query):

@@ -9,7 +9,7 @@ probe, an age refresh), with each fact's vector kept in the store next to it
 (:mod:`assistant.memory.search.vectors`). The final hits are re-read from the store, so a fact
 deleted or superseded behind the index's back is never returned.
 
-This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`,
+This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`, :func:`pinned_count`,
 :func:`record_write`, :func:`warm_index`, and the weights.
 """
 
@@ -39,6 +39,7 @@ __all__ = [
     "WEIGHTS",
     "FusionWeights",
     "hybrid_search",
+    "pinned_count",
     "pinned_facts",
     "record_write",
     "settle_windows",
@@ -146,6 +147,12 @@ async def _store_search(
         namespace, query=query, limit=weights.candidates, filter={"status": {"$ne": "superseded"}}
     )
     return store_ranking(found, query_cjk=is_cjk_text(query), limit=limit, weights=weights)
+
+
+async def pinned_count(store: BaseStore, namespace: tuple[str, ...]) -> int | None:
+    """How many current pinned facts the index holds (no store read); None while it is built."""
+    index = await ready_index(store, namespace)
+    return None if index is None else len(index.pinned)
 
 
 async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:
