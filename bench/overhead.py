@@ -544,6 +544,19 @@ async def load_ours(store: BaseStore, data: dict[str, list[Fact]]) -> None:
             await memory.save_memory(store, user_id, fact.text, category=fact.category, pinned=pin)
 
 
+async def node_recall(store: BaseStore, query: str) -> None:
+    """The recall node's memory reads for ``query``, all three at once as the node runs them."""
+    context, user = Context(user_id=TARGET), memory.UserMemory(store, TARGET)
+    episodes = asyncio.ensure_future(
+        memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
+    )
+    profile = asyncio.ensure_future(user.profile())
+    pinned = await user.pinned_count() or 0
+    await memory.recall(store, TARGET, query, limit=WHOLE + pinned)
+    fit_profile(await profile, context.profile_tokens)
+    await episodes
+
+
 @contextmanager
 def busy_core() -> Iterator[None]:
     """Another process spinning on one core meanwhile (a shared machine's neighbour)."""
@@ -576,18 +589,8 @@ async def measure_ours(
     await memory.UserMemory(store, TARGET).warm()
     report.cold_build_s = time.perf_counter() - start
 
-    context = Context(user_id=TARGET)
-
-    async def recall_path() -> None:  # as the recall node: all three at once
-        query, user = queries.next(), memory.UserMemory(store, TARGET)
-        episodes = asyncio.ensure_future(
-            memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
-        )
-        profile = asyncio.ensure_future(user.profile())
-        pinned = await user.pinned_count() or 0
-        await memory.recall(store, TARGET, query, limit=WHOLE + pinned)
-        fit_profile(await profile, context.profile_tokens)
-        await episodes
+    async def recall_path() -> None:
+        await node_recall(store, queries.next())
 
     before = (embeddings.query_calls, len(embeddings.query_texts))
     report.recall = await timed(recall_path, turns)
@@ -601,6 +604,8 @@ async def measure_ours(
     graph = builder.compile(checkpointer=InMemorySaver(), store=store)
     config = {"configurable": {"thread_id": f"bench-{report.size}"}}
     outcomes: list[str] = []
+
+    context = Context(user_id=TARGET)
 
     async def full_turn() -> None:
         message = HumanMessage(content=queries.next(statement=True))
@@ -646,18 +651,9 @@ async def measure_postgres(
             )
         report.load_s["ours pg"] = time.perf_counter() - start
         await memory.UserMemory(store, TARGET).warm()
-        context = Context(user_id=TARGET)
 
-        async def recall_path() -> None:  # as the recall node: all three at once
-            query, user = queries.next(), memory.UserMemory(store, TARGET)
-            episodes = asyncio.ensure_future(
-                memory.recall_episodes(store, TARGET, query, limit=context.episode_limit)
-            )
-            profile = asyncio.ensure_future(user.profile())
-            pinned = await user.pinned_count() or 0
-            await memory.recall(store, TARGET, query, limit=WHOLE + pinned)
-            fit_profile(await profile, context.profile_tokens)
-            await episodes
+        async def recall_path() -> None:
+            await node_recall(store, queries.next())
 
         report.postgres = await timed(recall_path, turns)
 
