@@ -31,7 +31,13 @@ from assistant.memory.search.query import (
     mentioned_speakers,
     without_names,
 )
-from assistant.memory.search.ranking import WEIGHTS, FusionWeights, rank, store_ranking
+from assistant.memory.search.ranking import (
+    WEIGHTS,
+    FusionWeights,
+    keyword_side,
+    rank,
+    store_ranking,
+)
 from assistant.memory.search.sync import ready_index, record_write, settle_windows, warm_index
 from assistant.memory.search.vectors import LIST_PAGE, store_embeddings
 
@@ -83,12 +89,12 @@ async def hybrid_search(
         # Without speakers, a name most memories hold is one of the people talking.
         share = weights.frequent_name_share
         plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
-    # The query goes to the embedder first; its words are scored while it is embedded
-    # (the embedder runs on its own thread, outside the GIL).
+    # The query goes to the embedder first; the keyword side is worked out while it is
+    # embedded (the embedder runs on its own thread, outside the GIL).
     embedding = asyncio.ensure_future(store_embeddings(store).aembed_query(plan.text))
     await asyncio.sleep(0)
     try:
-        keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
+        keywords = keyword_side(index, plan, weights)
     except BaseException:
         embedding.cancel()
         raise
@@ -98,7 +104,7 @@ async def hybrid_search(
         index,
         plan,
         query_vector,
-        keyword_scores=keyword_scores,
+        keywords=keywords,
         query_cjk=is_cjk_text(query),
         speakers=speakers,
         limit=limit,

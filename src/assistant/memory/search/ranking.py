@@ -26,10 +26,12 @@ from assistant.memory.search.user_index import UserIndex
 __all__ = [
     "WEIGHTS",
     "FusionWeights",
+    "Keywords",
     "date_ranking",
     "feedback_terms",
     "favoured",
     "fuse",
+    "keyword_side",
     "match_scores",
     "rank",
     "store_ranking",
@@ -233,19 +235,36 @@ def favoured(index: UserIndex, plan: QueryPlan, speakers: list[str]) -> set[str]
     return keys
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """The keyword side of a query: each memory's BM25 score, and the best of them in order.
+
+    It needs no query vector, so it is worked out while the query is embedded.
+    """
+
+    scores: dict[str, float]
+    ranking: list[str]
+
+
+def keyword_side(index: UserIndex, plan: QueryPlan, weights: FusionWeights) -> Keywords:
+    """The BM25 scores of ``plan``'s terms over ``index``, and the ``candidates`` best."""
+    scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
+    found = BM25Index.best(scores, limit=weights.candidates)
+    return Keywords(scores, [key for key, _ in found])
+
+
 def _rankings(
     index: UserIndex,
     plan: QueryPlan,
     scores: np.ndarray[Any, Any],
-    keyword_scores: dict[str, float],
+    keywords: Keywords,
     weights: FusionWeights,
 ) -> list[tuple[float, list[str]]]:
     """The vector, keyword and date rankings, each ``(weight, keys best first)``."""
     date_weight = weights.date_weight if plan.dates else 0.0
-    found = BM25Index.best(keyword_scores, limit=weights.candidates)
     return [
         (weights.vector_weight, _best(index, scores, weights.candidates)),
-        (weights.lexical_weight, [key for key, _ in found]),
+        (weights.lexical_weight, keywords.ranking),
         (date_weight, date_ranking(index, plan, scores, weights) if date_weight else []),
     ]
 
@@ -317,20 +336,19 @@ def rank(
     speakers: list[str],
     limit: int,
     weights: FusionWeights = WEIGHTS,
-    keyword_scores: dict[str, float] | None = None,
+    keywords: Keywords | None = None,
 ) -> list[tuple[str, float]]:
     """The ``limit`` best keys of a non-empty ``index`` for ``plan``, with their scores.
 
-    ``keyword_scores`` are the BM25 scores of the plan's terms when the caller has them
-    already (scored while the query was embedded). With feedback on
-    (``weights.feedback_weight``), the keyword ranking is the second pass of
-    :func:`_feedback_ranking`.
+    ``keywords`` is the plan's :func:`keyword_side` when the caller has it already (worked
+    out while the query was embedded). With feedback on (``weights.feedback_weight``), the
+    keyword ranking is the second pass of :func:`_feedback_ranking`.
     """
     scores = vector_scores(index, query_vector, query_cjk=query_cjk, weights=weights)
     boosted = favoured(index, plan, speakers) if weights.speaker_boost else set()
-    if keyword_scores is None:
-        keyword_scores = index.lexical.scores(dict.fromkeys(plan.terms, 1.0))
-    rankings = _rankings(index, plan, scores, keyword_scores, weights)
+    keywords = keywords or keyword_side(index, plan, weights)
+    keyword_scores = keywords.scores
+    rankings = _rankings(index, plan, scores, keywords, weights)
     if weights.feedback_weight and keyword_scores:
         ranking = _feedback_ranking(index, rankings, keyword_scores, plan, boosted, weights)
         rankings[1] = (weights.lexical_weight, ranking)
