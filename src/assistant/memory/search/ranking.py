@@ -303,7 +303,7 @@ def feedback_terms(
 def _feedback_ranking(
     index: UserIndex,
     rankings: list[tuple[float, list[str]]],
-    keyword_scores: dict[str, float],
+    keywords: Keywords,
     plan: QueryPlan,
     boosted: set[str],
     weights: FusionWeights,
@@ -314,16 +314,20 @@ def _feedback_ranking(
     BM25 adds up over terms, so the question's own terms keep their first scores, scaled
     to their share of the query, and the expansion's terms are scored only for the first
     pass's candidates: a common word's long list of memories is never walked (at 10,000
-    memories, walking them cost 4 ms a query; these few lookups cost under 1 ms).
+    memories, walking them cost 4 ms a query; these few lookups cost under 1 ms). A memory
+    the expansion does not score keeps its scaled first score, so only the first pass's
+    keyword ranking can place one in the new ranking: the rest are never ranked again.
     """
     first = fuse(rankings, limit=weights.candidates, weights=weights, favoured=boosted)
-    feedback = [pair for pair in first if pair[0] in keyword_scores][: weights.feedback_memories]
+    scores = keywords.scores
+    feedback = [pair for pair in first if pair[0] in scores][: weights.feedback_memories]
     own = (1 - weights.feedback_weight) / len(set(plan.terms))
-    mixed = {key: own * score for key, score in keyword_scores.items()}
     candidates = {key for _, keys in rankings for key in keys}
     expansion = index.lexical.scores(feedback_terms(index, feedback, weights), among=candidates)
-    for key, score in expansion.items():
-        mixed[key] = mixed.get(key, 0.0) + score
+    mixed = {
+        key: own * scores.get(key, 0.0) + expansion.get(key, 0.0)
+        for key in (*keywords.ranking, *expansion)
+    }
     return [key for key, _ in BM25Index.best(mixed, limit=weights.candidates)]
 
 
@@ -347,10 +351,9 @@ def rank(
     scores = vector_scores(index, query_vector, query_cjk=query_cjk, weights=weights)
     boosted = favoured(index, plan, speakers) if weights.speaker_boost else set()
     keywords = keywords or keyword_side(index, plan, weights)
-    keyword_scores = keywords.scores
     rankings = _rankings(index, plan, scores, keywords, weights)
-    if weights.feedback_weight and keyword_scores:
-        ranking = _feedback_ranking(index, rankings, keyword_scores, plan, boosted, weights)
+    if weights.feedback_weight and keywords.scores:
+        ranking = _feedback_ranking(index, rankings, keywords, plan, boosted, weights)
         rankings[1] = (weights.lexical_weight, ranking)
     return fuse(rankings, limit=limit, weights=weights, favoured=boosted)
 
