@@ -234,7 +234,14 @@ async def test_json_that_calls_no_offered_tool_stays_in_the_reply(
     assert not providers.profile_for(model).tools_as_text
 
 
-@pytest.mark.parametrize("said", ["", "To forget it, use the `forget_memory` function."])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "",
+        "To forget it, use the `forget_memory` function.",
+        "What do you remember about me?",  # search_memory's description, echoed
+    ],
+)
 async def test_a_reply_that_talks_about_its_tools_is_asked_for_again_without_them(
     stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]], said: str
 ) -> None:

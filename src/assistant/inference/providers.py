@@ -455,6 +455,7 @@ async def ainvoke_with_tools(
     if profile.tools_as_text:  # its raw text would stream tool calls to the user
         config = {**(config or {}), "tags": [*(config or {}).get("tags", []), TAG_NOSTREAM]}
     names = {_tool_name(tool) for tool in tools}
+    documents = [_tool_description(tool) for tool in tools]
     if profile.misuses_tools:
         return await _without_tools(model, messages, names, config)
     try:
@@ -476,15 +477,15 @@ async def ainvoke_with_tools(
     answer = _read_written_calls(model, reply, names)
     if _repeats_a_call(answer, messages):  # it would only loop: answer in words this time
         return await _without_tools(model, messages, names, config)
-    if _talks_instead_of_calling(answer, names):
+    if _talks_instead_of_calling(answer, names, documents):
         profile.misuses_tools = True
         _log_once(
             model,
             "tool_talk",
-            "The model %s answered with no words, or talked about its memory tools instead of "
-            "calling them; such a reply is asked for again without the tools, and from now on "
-            "its replies get no tools and its memory requests are asked as a structured "
-            "question.",
+            "The model %s answered with no words, or talked about its memory tools (or "
+            "repeated their descriptions) instead of calling them; such a reply is asked for "
+            "again without the tools, and from now on its replies get no tools and its memory "
+            "requests are asked as a structured question.",
             _describe(model),
         )
         return await _without_tools(model, messages, names, config)
@@ -559,21 +560,48 @@ def offers_tools(model: BaseChatModel) -> bool:
     return profile.tools and not profile.misuses_tools
 
 
-def _talks_instead_of_calling(reply: BaseMessage, names: set[str]) -> bool:
-    """Whether ``reply`` is no answer for a person: empty, or naming a tool it did not call.
+ECHO_CHARS = 12
+"""A reply at least this long that a tool's description holds word for word is an echo."""
 
-    A small model offered tools may explain them ("use the `search_memory` function") or
-    write nothing; neither is something the user should read.
+
+def _talks_instead_of_calling(
+    reply: BaseMessage, names: set[str], documents: Sequence[str] = ()
+) -> bool:
+    """Whether ``reply`` is no answer for a person: empty, a tool named, or a tool's words.
+
+    A small model offered tools may explain them ("use the `search_memory` function"),
+    write nothing, or answer with an example from a tool's description (``documents``):
+    the local model answered "Hi! I live in Porto and I'm allergic to peanuts." with "What
+    do you remember about me?", from `search_memory`'s. None is for the user to read.
 
     >>> _talks_instead_of_calling(AIMessage(content="Use `search_memory`."), {"search_memory"})
     True
     >>> _talks_instead_of_calling(AIMessage(content="Noted!"), {"search_memory"})
     False
+    >>> docs = ['Use it to answer "what do you remember about me?" (an empty query lists']
+    >>> _talks_instead_of_calling(AIMessage(content="What do you remember about me?"), set(), docs)
+    True
+    >>> _talks_instead_of_calling(AIMessage(content="I remember you!"), set(), docs)
+    False
     """
     if not isinstance(reply, AIMessage) or reply.tool_calls:
         return False
     text = reply.text
-    return not text.strip() or any(name in text for name in names)
+    said = _plain(text)
+    echoes = len(said) >= ECHO_CHARS and any(said in _plain(doc) for doc in documents)
+    return not text.strip() or any(name in text for name in names) or echoes
+
+
+def _plain(text: str) -> str:
+    """``text`` casefolded, its spaces collapsed and its outer quotes and spaces dropped."""
+    return " ".join(text.casefold().split()).strip(" \"'“”‘’`")
+
+
+def _tool_description(tool: Any) -> str:
+    found = getattr(tool, "description", None)
+    if found is None and isinstance(tool, dict):
+        found = tool.get("description") or tool.get("function", {}).get("description")
+    return str(found or "")
 
 
 def _tool_name(tool: Any) -> str:
