@@ -270,6 +270,22 @@ async def test_a_model_that_misuses_its_tools_answers_without_them_or_the_turns_
     assert "tools" not in sent and [m["role"] for m in sent["messages"]] == ["user"]
 
 
+async def test_tool_results_a_model_writes_itself_never_reach_the_reply(
+    model_for: Callable[..., tuple[str, models.BaseChatModel]],
+) -> None:
+    written = "<tool_response>\nNo stored fact matches 'where do I live'.\n</tool_response>\n"
+    for misuses in (False, True):
+        _, model = model_for("tools_as_text", reply=f"{written}You live in Porto.")
+        providers.profile_for(model).misuses_tools = misuses
+        reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+        assert reply.text == "You live in Porto.", misuses  # type: ignore[attr-defined]
+    # Nothing but written results: asked for again without the tools, like an empty reply.
+    _, model = model_for("tools_as_text", reply=written)
+    reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert "tool_response" not in reply.text  # type: ignore[attr-defined]
+    assert not providers.offers_tools(model)
+
+
 async def test_a_refused_key_is_named_without_the_key(
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
 ) -> None:

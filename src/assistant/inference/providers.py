@@ -474,7 +474,7 @@ async def ainvoke_with_tools(
             error.provider_message or error,
         )
         return reply
-    answer = _read_written_calls(model, reply, names)
+    answer = _read_written_calls(model, _without_written_results(reply), names)
     if _repeats_a_call(answer, messages):  # it would only loop: answer in words this time
         return await _without_tools(model, messages, names, config)
     if _talks_instead_of_calling(answer, names, documents):
@@ -508,11 +508,32 @@ async def _without_tools(
         *messages[:start],
         *(m for m in messages[start:] if not (isinstance(m, ToolMessage) or _calls_of(m))),
     ]
-    reply = await model.ainvoke(kept, config)
+    reply = _without_written_results(await model.ainvoke(kept, config))
     if not isinstance(reply, AIMessage):
         return reply
     calls, rest = tool_calls_in_text(reply.text, names)
     return reply.model_copy(update={"content": rest}) if calls else reply
+
+
+WRITTEN_RESULTS = re.compile(
+    r"<\s*tool_response\s*>.*?(?:<\s*/\s*tool_response\s*>|\Z)", re.IGNORECASE | re.DOTALL
+)
+"""Tool results a model writes into its own reply (in its chat template's tags)."""
+
+
+def _without_written_results(reply: BaseMessage) -> BaseMessage:
+    r"""``reply`` without the tool results it wrote itself: never words for the user.
+
+    Offered tools, the local model answered a Chinese fact with three
+    ``<tool_response>No stored fact matches …</tool_response>`` blocks and nothing else.
+
+    >>> said = "<tool_response>\nNo stored fact matches 'cat'.\n</tool_response>\nNoted!"
+    >>> _without_written_results(AIMessage(content=said)).text
+    'Noted!'
+    """
+    if not isinstance(reply, AIMessage) or "tool_response" not in reply.text.lower():
+        return reply
+    return reply.model_copy(update={"content": WRITTEN_RESULTS.sub("", reply.text).strip()})
 
 
 def _repeats_a_call(reply: BaseMessage, messages: Sequence[BaseMessage]) -> bool:
