@@ -305,6 +305,10 @@ def start(*, port: int = 0, threads: int = THREADS, log: Path | None = None) -> 
     raise RuntimeError(f"llama-server was not ready within {READY_TIMEOUT_S:g} s")
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -319,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(ensure_weights())
         print(ensure_server_binary())
         return 0
+    # A SIGTERM (a process manager, `kill`) stops it as Ctrl-C does: the command is
+    # interrupted and waited for, then the model's server stopped, none of them left behind.
+    signal.signal(signal.SIGTERM, _interrupted)
     model = start(port=getattr(args, "port", 0))
     try:
         if args.command == "serve":
