@@ -46,7 +46,7 @@ import numpy as np
 
 from assistant.inference import e5_engine
 from query_encoder import DATASET, KINDS, Evaluation, Row, load_average
-from threads import p
+from threads import busy_cores, p
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SPEEDUP = 2.0
@@ -122,21 +122,15 @@ def timed(
     systems: dict[str, dict[str, str]], rounds: int, busy: int, queries: list[str], facts: list[str]
 ) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, Any]]]:
     """Pooled timings per engine and kind, and each engine's first result (its vectors)."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
     pooled: dict[str, dict[str, list[float]]] = {e: {} for e in systems}
     first: dict[str, dict[str, Any]] = {}
-    try:
-        time.sleep(0.5 if busy else 0)
+    with busy_cores(busy):
         for _ in range(rounds):
             for engine, environment in systems.items():
                 result = measure(environment, queries, facts)
                 first.setdefault(engine, result)
                 for kind, values in result["timing"].items():
                     pooled[engine].setdefault(kind, []).extend(values)
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
     return pooled, first
 
 

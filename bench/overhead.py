@@ -82,12 +82,9 @@ import json
 import os
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +117,7 @@ from assistant.server.persistence.storage import (
 )
 from function_model import CallInfo, FunctionChatModel
 from peers import LangMemPeer, Mem0Peer, NetworkGuard, make_indexed_store
+from threads import busy_cores
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -557,18 +555,6 @@ async def node_recall(store: BaseStore, query: str) -> None:
     await episodes
 
 
-@contextmanager
-def busy_core() -> Iterator[None]:
-    """Another process spinning on one core meanwhile (a shared machine's neighbour)."""
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.5)
-        yield
-    finally:
-        spinner.kill()
-        spinner.wait()
-
-
 async def measure_ours(
     report: SizeReport,
     data: dict[str, list[Fact]],
@@ -594,7 +580,7 @@ async def measure_ours(
 
     before = (embeddings.query_calls, len(embeddings.query_texts))
     report.recall = await timed(recall_path, turns)
-    with busy_core():  # the same again while another process holds a core
+    with busy_cores(1):  # the same again while another process holds a core
         report.recall_busy = await timed(recall_path, turns)
     calls = embeddings.query_calls - before[0]
     distinct = len(embeddings.query_texts) - before[1]

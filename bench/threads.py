@@ -28,6 +28,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +65,19 @@ print(json.dumps({"blas": blas, "products": products, "queries": queries, "both"
 """
 
 
+@contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    """``count`` other processes spinning on a core each meanwhile (a shared machine's load)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5 if count else 0)
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
 def load_average() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -95,24 +110,16 @@ def main() -> int:
     parser.add_argument("--busy", type=int, default=1, help="processes spinning on a core")
     args = parser.parse_args()
     print(f"load average at start: {load_average()}, cores: {os.cpu_count()}")
-    spinners = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
-    ]
     pooled: dict[str, dict[str, list[float]]] = {s: {} for s in SETTINGS}
     blas: dict[str, list[int]] = {}
     began = time.perf_counter()
-    try:
-        time.sleep(0.5)
+    with busy_cores(args.busy):
         for _ in range(args.rounds):
             for setting in SETTINGS:
                 result = measure(setting, args.calls)
                 blas[setting] = [int(n) for n in result.pop("blas")]
                 for name, values in result.items():
                     pooled[setting].setdefault(name, []).extend(values)
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
     print(
         f"{args.busy} other process(es) spinning on a core; {args.rounds} rounds x {args.calls} "
         f"calls per setting, alternated; {time.perf_counter() - began:.0f} s; "
