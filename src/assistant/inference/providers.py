@@ -455,7 +455,6 @@ async def ainvoke_with_tools(
     if profile.tools_as_text:  # its raw text would stream tool calls to the user
         config = {**(config or {}), "tags": [*(config or {}).get("tags", []), TAG_NOSTREAM]}
     names = {_tool_name(tool) for tool in tools}
-    documents = [_tool_description(tool) for tool in tools]
     if profile.misuses_tools:
         return await _without_tools(model, messages, names, config)
     try:
@@ -477,7 +476,7 @@ async def ainvoke_with_tools(
     answer = _read_written_calls(model, _without_written_results(reply), names)
     if _repeats_a_call(answer, messages):  # it would only loop: answer in words this time
         return await _without_tools(model, messages, names, config)
-    if _talks_instead_of_calling(answer, names, documents):
+    if _talks_instead_of_calling(answer, names, [_tool_description(tool) for tool in tools]):
         profile.misuses_tools = True
         _log_once(
             model,

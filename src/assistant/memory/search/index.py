@@ -104,7 +104,7 @@ async def hybrid_search(
         index,
         plan,
         query_vector,
-        keywords=keywords,
+        keywords,
         query_cjk=is_cjk_text(query),
         speakers=speakers,
         limit=limit,

@@ -335,22 +335,21 @@ def rank(
     index: UserIndex,
     plan: QueryPlan,
     query_vector: Sequence[float],
+    keywords: Keywords,
     *,
     query_cjk: bool,
     speakers: list[str],
     limit: int,
     weights: FusionWeights = WEIGHTS,
-    keywords: Keywords | None = None,
 ) -> list[tuple[str, float]]:
     """The ``limit`` best keys of a non-empty ``index`` for ``plan``, with their scores.
 
-    ``keywords`` is the plan's :func:`keyword_side` when the caller has it already (worked
-    out while the query was embedded). With feedback on (``weights.feedback_weight``), the
-    keyword ranking is the second pass of :func:`_feedback_ranking`.
+    ``keywords`` is the plan's :func:`keyword_side` (worked out while the query was
+    embedded). With feedback on (``weights.feedback_weight``), the keyword ranking is the
+    second pass of :func:`_feedback_ranking`.
     """
     scores = vector_scores(index, query_vector, query_cjk=query_cjk, weights=weights)
     boosted = favoured(index, plan, speakers) if weights.speaker_boost else set()
-    keywords = keywords or keyword_side(index, plan, weights)
     rankings = _rankings(index, plan, scores, keywords, weights)
     if weights.feedback_weight and keywords.scores:
         ranking = _feedback_ranking(index, rankings, keywords, plan, boosted, weights)
