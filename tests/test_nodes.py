@@ -350,6 +350,12 @@ async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
         '<fact id="1">护士</fact>\n<function name="search_memory">\n'
         '<parameter name="query">护士</parameter>\n</function>',
         "I can check with search_memory if you want: just say the word.",
+        # Its replies to the same fact in CI: JSON lines and the tool node's errors, and a
+        # tool's schema after lines of made-up questions.
+        '{"id": "1", "query": "allergy to peanuts", "score": 1}\n{"name": "Lily", '
+        '"allergy": "peanuts"}\n query: Field required\nPlease fix the error and try again.',
+        'Your name\npeanuts\nwhat do you remember about your job?\n"arguments": '
+        '{"properties": {"query": {"type": "string"}}, "required": ["query"]}',
     ],
 )
 async def test_a_reply_that_writes_out_tags_or_tools_is_asked_for_again(
@@ -363,6 +369,20 @@ async def test_a_reply_that_writes_out_tags_or_tools_is_asked_for_again(
     finally:
         providers.forget_providers()
     assert state["messages"][-1].text == "辛苦了！五年护士很不容易。"
+
+
+async def test_json_asked_for_and_fenced_is_a_reply_and_json_twice_is_taken_out(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    fenced = 'Here it is:\n```json\n{"name": "web", "port": 80}\n```'
+    patch_model([fenced], structured=[operations_json()])
+    state = await chat("Show me a JSON config for a web service on port 80.")
+    assert state["messages"][-1].text == fenced
+    # Written bare twice: the user reads the words around it, never the data.
+    leaked = '{"name": "Lily", "allergy": "peanuts"}\nNoted, I will keep it in mind.'
+    patch_model([leaked, leaked], structured=[operations_json()])
+    state = await chat("My daughter Lily is allergic to peanuts.")
+    assert state["messages"][-1].text == "Noted, I will keep it in mind."
 
 
 async def test_an_empty_reply_becomes_a_request_to_say_it_again(

@@ -270,6 +270,20 @@ async def test_a_model_that_misuses_its_tools_answers_without_them_or_the_turns_
     assert "tools" not in sent and [m["role"] for m in sent["messages"]] == ["user"]
 
 
+async def test_calls_whose_arguments_do_not_fit_are_never_run_and_asked_again_without_tools(
+    stub: StubOpenAI, model_for: Callable[..., tuple[str, models.BaseChatModel]]
+) -> None:
+    # The local model's answer to a Chinese fact: every memory tool, called with nothing.
+    written = "".join(
+        f'<tools>{{"name": "{tool.name}", "arguments": {{}}}}</tools>' for tool in MEMORY_TOOLS
+    )
+    name, model = model_for("tools_as_text", reply=written)
+    reply = await providers.ainvoke_with_tools(model, MEMORY_TOOLS, PROMPT)
+    assert not reply.tool_calls  # type: ignore[attr-defined]
+    assert mechanisms(stub, name) == [("chat+tools", 200), ("chat", 200)]
+    assert not providers.offers_tools(model)
+
+
 async def test_tool_results_a_model_writes_itself_never_reach_the_reply(
     model_for: Callable[..., tuple[str, models.BaseChatModel]],
 ) -> None:

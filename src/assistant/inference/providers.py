@@ -118,11 +118,11 @@ class ProviderProfile:
     tools_as_text: bool = False
     """Whether it writes tool calls as text instead of making them (read from the text)."""
     misuses_tools: bool = False
-    """Whether it misuses the memory tools: writes its calls as text, or talks about the
-    tools instead of calling them. Small models that do so also call them when
-    nobody asked, and their descriptions cost a long prompt. Its replies are then offered
-    no tools (and shown no tool round), and a turn that speaks of memory asks it one
-    structured question instead (`assistant.nodes.requests`)."""
+    """Whether it misuses the memory tools: writes its calls as text, talks about the
+    tools instead of calling them, or calls them with arguments that do not fit. Small
+    models that do so also call them when nobody asked, and their descriptions cost a long
+    prompt. Its replies are then offered no tools (and shown no tool round), and a turn that
+    speaks of memory asks it one structured question instead (`assistant.nodes.requests`)."""
     extraction_failures: int = 0
     """Memory extractions that failed in a row."""
     last_extraction_error: str = ""
@@ -474,6 +474,19 @@ async def ainvoke_with_tools(
         )
         return reply
     answer = _read_written_calls(model, _without_written_results(reply), names)
+    misfits = _misfit_calls(answer, tools)
+    if misfits:
+        profile.misuses_tools = True
+        _log_once(
+            model,
+            "tool_args",
+            "The model %s called its memory tools with arguments that do not fit them (%s); "
+            "the reply is asked for again without the tools, and from now on its replies get "
+            "no tools and its memory requests are asked as a structured question.",
+            _describe(model),
+            "; ".join(misfits),
+        )
+        return await _without_tools(model, messages, names, config)
     if _repeats_a_call(answer, messages):  # it would only loop: answer in words this time
         return await _without_tools(model, messages, names, config)
     if _talks_instead_of_calling(answer, names, [_tool_description(tool) for tool in tools]):
@@ -615,6 +628,64 @@ def _talks_instead_of_calling(
 def _plain(text: str) -> str:
     """``text`` casefolded, its spaces collapsed and its outer quotes and spaces dropped."""
     return " ".join(text.casefold().split()).strip(" \"'“”‘’`")
+
+
+def _misfit_calls(reply: BaseMessage, tools: Sequence[Any]) -> list[str]:
+    """The calls in ``reply`` of a tool not offered, or with arguments that do not fit it.
+
+    The local model answered "我在杭州的一家医院当护士" by calling all three memory tools
+    with no arguments; run, each returns a validation error, which it then wrote into its
+    reply. Such calls are never run.
+
+    >>> from assistant.nodes.tools import MEMORY_TOOLS
+    >>> call = ToolCall(name="search_memory", args={}, id="1")
+    >>> def called(**changes: Any) -> AIMessage:
+    ...     return AIMessage(content="", tool_calls=[{**call, **changes}])
+    >>> _misfit_calls(called(), MEMORY_TOOLS)
+    ['search_memory: query: Field required']
+    >>> _misfit_calls(called(args={"query": ""}), MEMORY_TOOLS)
+    []
+    >>> _misfit_calls(called(name="web"), MEMORY_TOOLS)
+    ['web: no such tool']
+    """
+    schemas = {_tool_name(tool): _tool_schema(tool) for tool in tools}
+    misfits = []
+    for call in _calls_of(reply):
+        if call["name"] not in schemas:
+            misfits.append(f"{call['name']}: no such tool")
+            continue
+        why = _misfit(schemas[call["name"]], call["args"])
+        if why:
+            misfits.append(f"{call['name']}: {why}")
+    return misfits
+
+
+def _tool_schema(tool: Any) -> type[BaseModel] | dict[str, Any]:
+    """What a tool's arguments must fit: its pydantic model, or its JSON schema."""
+    schema = getattr(tool, "tool_call_schema", None)
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema
+    if isinstance(schema, dict):
+        return schema
+    if isinstance(tool, dict):
+        found = tool.get("parameters") or tool.get("function", {}).get("parameters")
+        return dict(found) if isinstance(found, dict) else {}
+    return {}
+
+
+def _misfit(schema: type[BaseModel] | dict[str, Any], args: dict[str, Any]) -> str:
+    """Why ``args`` do not fit ``schema`` ("" when they do)."""
+    if isinstance(schema, dict):
+        missing = [key for key in schema.get("required", []) if key not in args]
+        return "; ".join(f"{key}: Field required" for key in missing)
+    try:
+        schema.model_validate(args)
+    except ValidationError as error:
+        return "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}"
+            for issue in error.errors()
+        )
+    return ""
 
 
 def _tool_description(tool: Any) -> str:

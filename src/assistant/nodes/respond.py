@@ -323,13 +323,26 @@ ECHOED = re.compile(
 """What a reply must not carry: the prompt's block tags, tags a small model makes up for
 facts or tools (with or without attributes), and the tools' names."""
 
+LEAKED = re.compile(
+    r'^\s*[\[{].*"[^"\n]{1,40}"\s*:.*$'
+    r'|"(?:name|arguments|parameters|properties|required)"\s*:'
+    r"|^\s*\w+: Field required\s*$|Please fix (?:the error and try again|your mistakes)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Data no reply is for: a line of JSON, a tool call's or schema's keys, and the errors the
+tool node returns for a call that does not fit (`TOOL_CALL_ERROR_TEMPLATE`, pydantic's
+"Field required"). Looked for outside code fences only."""
+
+FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
+"""A fenced code block: what a reply may rightly show JSON in."""
+
 MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?\s*>")
 """Any XML-like tag: what is taken out of a reply that echoed the prompt twice."""
 
 PLAINLY = (
-    "\n\nYour last answer copied the tagged blocks above or wrote out your tools. Answer the "
-    "user's latest message in plain sentences, as you would speak to them, without any tags "
-    "and without naming any tool."
+    "\n\nYour last answer copied the tagged blocks above, wrote out your tools or wrote JSON. "
+    "Answer the user's latest message in plain sentences, as you would speak to them, without "
+    "any tags or JSON and without naming any tool."
 )
 """Added to the system prompt when a reply is asked for again after it echoed the blocks."""
 
@@ -347,8 +360,19 @@ def echoes_prompt(text: str) -> bool:
     True
     >>> echoes_prompt("You live in Munich, and Toby is your dog. 2 < 3 > 1")
     False
+
+    JSON written as prose, a tool's schema or its error, as the local model wrote them:
+
+    >>> echoes_prompt('{"name": "Lily", "allergy": "peanuts"}\nNoted!')
+    True
+    >>> echoes_prompt('Sure.\n"arguments": {"properties": {"query": {"type": "string"}}}')
+    True
+    >>> echoes_prompt(" query: Field required\nPlease fix the error and try again.")
+    True
+    >>> echoes_prompt('Here it is:\n```json\n{"port": 80}\n```\nRestart after.')
+    False
     """
-    return bool(ECHOED.search(text))
+    return bool(ECHOED.search(text) or LEAKED.search(FENCED.sub("", text)))
 
 
 async def _plainly(
@@ -419,18 +443,28 @@ async def _with_reason(
 
 
 def _without_markup(text: str) -> str:
-    r"""``text`` without its tags, and without the lines that name a tool.
+    r"""``text`` without its tags, and without the lines that name a tool or are data.
 
     >>> _without_markup("<user_facts>\n- Lives in Munich\n</user_facts>\nHi <b>you</b>!")
     '- Lives in Munich\nHi you!'
     >>> _without_markup('Sure.\n<function name="search_memory">\n{"query": "x"}\n</function>')
-    'Sure.\n{"query": "x"}'
+    'Sure.'
+    >>> _without_markup('Use:\n```\n{"port": 80}\n```')
+    'Use:\n```\n{"port": 80}\n```'
     """
-    lines = (
-        (line, "" if NAMES_A_TOOL.search(line) else MARKUP.sub("", line).rstrip())
-        for line in text.splitlines()
-    )
-    return "\n".join(kept for line, kept in lines if kept.strip() or not line.strip()).strip()
+    kept: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith("```"):
+            kept.append(line)
+            continue
+        dropped = NAMES_A_TOOL.search(line) or LEAKED.search(line)
+        plain = "" if dropped else MARKUP.sub("", line).rstrip()
+        if plain.strip() or not line.strip():
+            kept.append(plain)
+    return "\n".join(kept).strip()
 
 
 def _reply(response: BaseMessage) -> AIMessage:
