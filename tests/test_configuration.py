@@ -64,6 +64,10 @@ def test_settings_follow_the_environment_and_name_a_bad_value(
     monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "-1")
     with pytest.raises(models.ModelNotConfiguredError, match="ASSISTANT_MODEL_MAX_RETRIES"):
         models.get_chat_model()
+    monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "2")
+    monkeypatch.setenv("ASSISTANT_MODEL_TEMPERATURE", "3")
+    with pytest.raises(models.ModelNotConfiguredError, match="TEMPERATURE must be .* 0 to 2"):
+        models.get_chat_model()
 
 
 def test_storage_settings_name_the_embedded_folder_and_the_uri(

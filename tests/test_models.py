@@ -63,10 +63,12 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ASSISTANT_MODEL_TIMEOUT_S", "12.5")
     monkeypatch.setenv("ASSISTANT_MODEL_MAX_RETRIES", "0")
+    monkeypatch.setenv("ASSISTANT_MODEL_TEMPERATURE", "0")
     model = get_chat_model()
     assert isinstance(model, ChatOpenAI)
     assert model.request_timeout == 12.5
     assert model.max_retries == 0
+    assert model.temperature == 0
 
 
 def test_compatible_server_with_model_name(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -167,6 +167,7 @@ PRESETS: dict[str, Preset] = {
         env={
             "ASSISTANT_MODEL": local_model.MODEL_NAME,
             "ASSISTANT_MODEL_TIMEOUT_S": str(local_model.TIMEOUT_S),
+            "ASSISTANT_MODEL_TEMPERATURE": "0",  # replies as deterministic as the model allows
             "ASSISTANT_RUN_SETTINGS": "user_id,max_context_tokens,keep_recent_tokens,"
             "extraction_hold_s",
         },

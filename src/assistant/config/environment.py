@@ -25,6 +25,7 @@ ValueError: EXAMPLE_LIMIT must be a whole number, got 'many'
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, fields
@@ -35,6 +36,7 @@ from typing import Any, TypeVar, cast
 __all__ = [
     "Parse",
     "Variable",
+    "between",
     "choice",
     "env",
     "env_names",
@@ -202,6 +204,29 @@ def seconds(name: str, value: str) -> float:
     if not number > 0:
         raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
     return number
+
+
+def between(least: float, most: float) -> Callable[[str, str], float]:
+    """A number from ``least`` to ``most``.
+
+    >>> between(0, 2)("TEMPERATURE", "0.7")
+    0.7
+    >>> between(0, 2)("TEMPERATURE", "hot")
+    Traceback (most recent call last):
+    ...
+    ValueError: TEMPERATURE must be a number from 0 to 2, got 'hot'
+    """
+
+    def parse(name: str, value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not least <= number <= most:
+            raise ValueError(f"{name} must be a number from {least:g} to {most:g}, got {value!r}")
+        return number
+
+    return parse
 
 
 def path(name: str, value: str) -> Path:

@@ -116,6 +116,8 @@ class ModelSettings:
     """Seconds before a model request is abandoned."""
     max_retries: int = env("ASSISTANT_MODEL_MAX_RETRIES", 2, parse=parse.whole())
     """Retries on transient errors."""
+    temperature: float = env("ASSISTANT_MODEL_TEMPERATURE", 0.3, parse=parse.between(0, 2))
+    """Sampling temperature of the replies (memory decisions always run at 0)."""
 
     @property
     def configured(self) -> bool:

@@ -71,12 +71,13 @@ def get_chat_model(model: str = "") -> BaseChatModel:
         settings.base_url,
         settings.timeout_s,
         settings.max_retries,
+        settings.temperature,
     )
 
 
 @cache
 def _build_chat_model(
-    name: str, api_key: str, base_url: str, timeout: float, max_retries: int
+    name: str, api_key: str, base_url: str, timeout: float, max_retries: int, temperature: float
 ) -> BaseChatModel:
     from assistant.inference.provider_errors import (
         ProviderChatModel,  # langchain-openai: on first use
@@ -88,7 +89,7 @@ def _build_chat_model(
         base_url=base_url or None,
         timeout=timeout,
         max_retries=max_retries,
-        temperature=0.3,
+        temperature=temperature,
     )
 
 
