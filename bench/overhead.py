@@ -12,7 +12,10 @@ What is measured
                     facts a whole memory may hold besides the profile, + the pinned facts,
                     as the node asks) and ``memory.recall_episodes`` (limit 2), query
                     embedding included;
-                    timed again while another process spins on a core.
+                    timed again while another process spins on a core, and again with
+                    the index checked against the store on every call (the revision
+                    token read and the newest facts probed), as on a turn's first
+                    search; back to back, calls share a check every 0.5 s.
     ours full turn  wall time of ``graph.ainvoke`` for one turn of the real graph
                     (``assistant.graph.builder`` compiled with ``InMemorySaver`` and the
                     store) with the one fake chat model patched into ``assistant.inference.models.
@@ -500,6 +503,17 @@ async def timed(
     return timing
 
 
+async def checked_each_time(call: Callable[[], Any], iterations: int) -> Timing:
+    """:func:`timed`, each call checking the index against the store, as a turn's first does.
+
+    Back to back, the calls share one check every ``PROBE_INTERVAL_S`` (as one turn's
+    searches do); a user's turns are further apart, so each turn reads the revision token
+    and probes the newest facts first.
+    """
+    with mock.patch.object(freshness, "PROBE_INTERVAL_S", 0.0):
+        return await timed(call, iterations)
+
+
 @dataclass
 class SizeReport:
     size: int
@@ -511,6 +525,8 @@ class SizeReport:
     mem0: Timing = field(default_factory=Timing)
     langmem: Timing = field(default_factory=Timing)
     postgres: Timing = field(default_factory=Timing)
+    recall_checked: Timing = field(default_factory=Timing)
+    postgres_checked: Timing = field(default_factory=Timing)
     loadavg: tuple[float, float] = (0.0, 0.0)
     parts: dict[str, float] = field(default_factory=dict)
     refresh: str = ""
@@ -580,6 +596,7 @@ async def measure_ours(
 
     before = (embeddings.query_calls, len(embeddings.query_texts))
     report.recall = await timed(recall_path, turns)
+    report.recall_checked = await checked_each_time(recall_path, turns)
     with busy_cores(1):  # the same again while another process holds a core
         report.recall_busy = await timed(recall_path, turns)
     calls = embeddings.query_calls - before[0]
@@ -642,6 +659,7 @@ async def measure_postgres(
             await node_recall(store, queries.next())
 
         report.postgres = await timed(recall_path, turns)
+        report.postgres_checked = await checked_each_time(recall_path, turns)
 
     # A fresh process: a new store object has no index in memory.
     async with open_store(uri, index=index) as fresh:
@@ -849,6 +867,10 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
         parts = ", ".join(f"{k} {v:.2f}" for k, v in r.parts.items())
         print(f"  inside our recall (median ms, measured apart): {parts}")
         print(f"  ours recall with another process spinning on a core: {r.recall_busy.cell()}")
+        checked = f"in-memory {r.recall_checked.cell()}"
+        if r.postgres_checked.ms:
+            checked += f", postgres {r.postgres_checked.cell()}"
+        print(f"  ours recall, the index checked against the store every call: {checked}")
         print(f"  {r.refresh}")
         for note in r.notes:
             print(f"  {note}")
@@ -857,7 +879,12 @@ def print_report(reports: Sequence[SizeReport], args: argparse.Namespace) -> Non
     if 10_000 in by_size:
         r = by_size[10_000]
         e5 = r.parts.get("e5 query", float("nan"))
-        for name, timing in (("in-memory", r.recall), ("postgres", r.postgres)):
+        for name, timing in (
+            ("in-memory", r.recall),
+            ("postgres", r.postgres),
+            ("in-memory, store checked every call", r.recall_checked),
+            ("postgres, store checked every call", r.postgres_checked),
+        ):
             if not timing.ms:
                 continue
             p50 = float(np.percentile(timing.ms, 50))
