@@ -16,6 +16,7 @@ from assistant.compat import (
     base_store,
     inmemory_namespace_size,
     mcp_open_sessions,
+    newest_items,
     patch_inmemory_store,
     patch_postgres_store,
     pgserver_instance,
@@ -76,6 +77,34 @@ async def test_postgres_store_searches_embed_the_query_as_a_query(
     assert patch_postgres_store() is False  # applied by open_store, once
 
 
+@pytest.mark.postgres
+async def test_the_newest_rows_of_a_postgres_namespace_are_read_as_its_search_lists_them(
+    open_unit_postgres_store: Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]],
+) -> None:
+    facts = ("user_facts", "alice")
+    async with open_unit_postgres_store(PrefixedEmbeddings()) as store:
+        for number in range(5):
+            await store.aput(facts, f"k{number}", {"content": f"Fact {number}"}, index=False)
+        await store.aput(facts, "k1", {"content": "Fact 1, edited"}, index=False)
+        await store.aput(("user_facts", "alice_2"), "other", {"content": "Not hers"}, index=False)
+        await store.aput(("user_facts", "bob"), "k9", {"content": "Bob's"}, index=False)
+
+        newest = await newest_items(store, facts, 3)
+        listed = await store.asearch(facts, limit=3)
+        # The server hands nodes a wrapper: the store behind it is found.
+        from langgraph_runtime_inmem.store import BatchedStore
+
+        wrapped = await newest_items(BatchedStore(store), facts, 3)
+
+    assert newest is not None and wrapped is not None
+    assert [item.key for item in newest] == ["k1", "k4", "k3"] == [item.key for item in listed]
+    assert [item.value for item in newest] == [item.value for item in listed]
+    assert [item.updated_at for item in newest] == [item.updated_at for item in listed]
+    assert [item.namespace for item in newest] == [facts] * 3
+    assert [item.key for item in wrapped] == ["k1", "k4", "k3"]
+    assert await newest_items(InMemoryStore(), facts, 3) is None  # it lists them itself
+
+
 # --------------------------------------------------------------------------- internals relied on
 # Each test below fails when an upgrade changes something private that assistant.compat
 # relies on (its module docstring names the version each was checked against).
@@ -121,6 +150,9 @@ def test_the_postgres_store_keeps_the_methods_the_patch_uses() -> None:
     assert parameters(AsyncPostgresStore._prepare_batch_search_queries) == ["self", "search_ops"]
     assert callable(base._decode_ns_bytes) and callable(base._row_to_search_item)
     assert base.PLACEHOLDER is not None
+    assert base._namespace_to_text(("user_facts", "alice")) == "user_facts.alice"
+    assert parameters(base._row_to_item) == ["namespace", "row", "loader"]
+    assert isinstance(AsyncPostgresStore._omit_expired, property)
 
 
 async def test_the_mcp_session_manager_keeps_its_open_sessions_by_id() -> None:

@@ -22,6 +22,13 @@ Function                         Relies on (checked against)
 :func:`mcp_open_sessions`        ``StreamableHTTPSessionManager._server_instances``
                                  (mcp 2.3.0)
 :func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
+:func:`index_newest_rows`,       ``AsyncPostgresStore``'s table (``store``: prefix,
+:func:`newest_items`             key, value, created_at, updated_at, expires_at),
+                                 its pool (``conn``), ``_omit_expired``,
+                                 ``_deserializer``, and
+                                 ``langgraph.store.postgres.base``'s
+                                 ``_namespace_to_text`` and ``_row_to_item``
+                                 (langgraph-checkpoint-postgres 3.2.0)
 :func:`patch_inmemory_store`     ``InMemoryStore._insertinmem_store`` and
                                  ``_vectors`` (langgraph-checkpoint 4.3.2)
 :func:`patch_postgres_store`     ``AsyncPostgresStore._batch_search_ops`` and
@@ -52,20 +59,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import weakref
 from collections.abc import Collection
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Item
 from langgraph.store.memory import InMemoryStore
 
 __all__ = [
     "DevThreadRecords",
     "base_store",
     "dev_thread_records",
+    "index_newest_rows",
     "inmemory_namespace_size",
     "mcp_open_sessions",
+    "newest_items",
     "patch_inmemory_store",
     "patch_postgres_store",
     "pgserver_instance",
@@ -85,6 +95,56 @@ def base_store(store: BaseStore) -> BaseStore:
     """
     inner = getattr(store, "_store", None)
     return inner if isinstance(inner, BaseStore) else store
+
+
+NEWEST_ROWS_INDEX = "assistant_store_prefix_updated_at_idx"
+"""The index :func:`index_newest_rows` adds to a Postgres store's table."""
+
+_NEWEST_ROWS_INDEXED: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+
+
+async def index_newest_rows(store: BaseStore) -> None:
+    """Index an ``AsyncPostgresStore``'s rows by namespace and time of writing, newest first.
+
+    The store lists a namespace newest first by reading every row of it and sorting them
+    (7 ms of Postgres for 10,000 facts, on each turn's probe for writes made around the
+    recall index: `assistant.memory.search.sync`). With this index :func:`newest_items`
+    reads just the newest rows. Only for a store whose database the project set up
+    (`assistant.server.persistence.stores.open_store`): never the platform's own.
+    """
+    async with store.conn.connection() as conn:  # type: ignore[attr-defined]
+        await conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {NEWEST_ROWS_INDEX} ON store (prefix, updated_at DESC)"
+        )
+    _NEWEST_ROWS_INDEXED.add(store)
+
+
+async def newest_items(
+    store: BaseStore, namespace: tuple[str, ...], limit: int
+) -> list[Item] | None:
+    """The ``limit`` items of ``namespace`` itself written last, newest first.
+
+    Read through :func:`index_newest_rows`'s index; None for any other store, which lists
+    them with ``asearch`` (child namespaces included).
+    """
+    base = base_store(store)
+    if base not in _NEWEST_ROWS_INDEXED:
+        return None
+    from langgraph.store.postgres.base import _namespace_to_text, _row_to_item
+    from psycopg.rows import dict_row
+
+    omit_expired = base._omit_expired  # type: ignore[attr-defined]
+    expiry = "AND (expires_at IS NULL OR expires_at > NOW())" if omit_expired else ""
+    query = (
+        "SELECT key, value, created_at, updated_at FROM store "
+        f"WHERE prefix = %s {expiry} ORDER BY updated_at DESC LIMIT %s"
+    )
+    async with base.conn.connection() as conn:  # type: ignore[attr-defined]
+        async with conn.cursor(row_factory=dict_row) as cursor:
+            await cursor.execute(query, (_namespace_to_text(namespace), limit))
+            rows = await cursor.fetchall()
+    loader = base._deserializer  # type: ignore[attr-defined]
+    return [_row_to_item(namespace, row, loader=loader) for row in rows]
 
 
 def inmemory_namespace_size(store: BaseStore, namespace: tuple[str, ...]) -> int | None:

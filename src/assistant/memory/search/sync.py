@@ -31,7 +31,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
-from assistant.compat import inmemory_namespace_size
+from assistant.compat import inmemory_namespace_size, newest_items
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import is_current
 from assistant.memory.search.freshness import State, Step
@@ -288,7 +288,11 @@ async def _probed_changes(
     size = inmemory_namespace_size(store, namespace)
     if size is not None:
         return await _probed_tail(store, namespace, index, size)
-    page = await store.asearch(namespace, limit=PROBE_SIZE)
+    newest = await newest_items(store, namespace, PROBE_SIZE)
+    # A store without the index of its newest rows lists them with its search.
+    page: list[Item] = (
+        list(await store.asearch(namespace, limit=PROBE_SIZE)) if newest is None else newest
+    )
     changed: list[Item] = [item for item in page if _differs(index, item)]
     return None if len(changed) == len(page) == PROBE_SIZE else changed
 
