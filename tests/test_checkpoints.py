@@ -212,3 +212,32 @@ async def test_the_dev_runtimes_records_are_changed_in_place(
         assert GLOBAL_STORE["runs"][0]["kwargs"]["input"] is None
         assert GLOBAL_STORE["runs"][1]["kwargs"]["input"] is not None
         assert await started_runs(saver, []) == set()
+
+
+async def test_a_journal_write_that_postgres_ends_as_a_deadlock_is_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from psycopg.errors import DeadlockDetected
+
+    from assistant.server.persistence import threads
+
+    calls: list[str] = []
+
+    async def collides_once(saver: Any, statement: str, parameters: tuple[Any, ...] = ()) -> None:
+        calls.append(statement)
+        if len(calls) == 1:
+            raise DeadlockDetected("deadlock detected")
+
+    monkeypatch.setattr(threads, "_journal", [object()])
+    monkeypatch.setattr(threads, "_execute", collides_once)
+    assert await threads._journal_write("UPDATE assistant_run_journal SET kwargs = NULL", ())
+    assert len(calls) == 2
+
+    async def fails(saver: Any, statement: str, parameters: tuple[Any, ...] = ()) -> None:
+        calls.append(statement)
+        raise RuntimeError("the journal's Postgres went away")
+
+    calls.clear()
+    monkeypatch.setattr(threads, "_execute", fails)
+    assert not await threads._journal_write("UPDATE assistant_run_journal SET kwargs = NULL", ())
+    assert len(calls) == 1  # only a collision is tried again

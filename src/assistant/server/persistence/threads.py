@@ -202,14 +202,16 @@ async def journal_acknowledged_run(run_id: str) -> None:
         )
     if kept is None and not done:
         return
-    await _journal_write(  # one round trip: this run's input kept, the finished ones' dropped
+    # Claimed before the write: a run acknowledged meanwhile must not drop the same rows, or
+    # the two updates lock them in turn and Postgres ends one as a deadlock.
+    _inputs_kept.difference_update(done)
+    written = await _journal_write(  # one round trip: this input kept, finished ones dropped
         "UPDATE assistant_run_journal SET kwargs = CASE WHEN run_id = %s THEN %s::jsonb END "
         "WHERE run_id = %s OR run_id = ANY(%s)",
         (run_id, kept, run_id, done),
     )
-    if kept is not None:
+    if kept is not None and written:
         _inputs_kept.add(run_id)
-    _inputs_kept.difference_update(done)
 
 
 async def forget_run(run_id: str, *, deleted: bool) -> None:
@@ -254,11 +256,29 @@ async def forget_thread(thread_id: object, *, owner: str | None = None) -> None:
     )
 
 
-async def _journal_write(statement: str, parameters: tuple[Any, ...]) -> None:
-    try:
-        await _execute(_journal[0], statement, parameters)
-    except Exception:
-        logger.exception("Could not write a thread's record to the journal")
+JOURNAL_WRITE_TRIES = 3
+"""Tries of a journal write that Postgres ended as a deadlock or a serialization failure."""
+
+
+async def _journal_write(statement: str, parameters: tuple[Any, ...]) -> bool:
+    """Run a journal write; whether it was written (a failure is logged, never raised).
+
+    A write Postgres ended to break a deadlock or a serialization conflict with another
+    is tried again: its run's record must not be lost to a collision.
+    """
+    from psycopg.errors import DeadlockDetected, SerializationFailure
+
+    for attempt in range(1, JOURNAL_WRITE_TRIES + 1):
+        try:
+            await _execute(_journal[0], statement, parameters)
+            return True
+        except (DeadlockDetected, SerializationFailure):
+            if attempt == JOURNAL_WRITE_TRIES:
+                logger.exception("Could not write a thread's record to the journal")
+        except Exception:
+            logger.exception("Could not write a thread's record to the journal")
+            return False
+    return False
 
 
 # --------------------------------------------------------------------------- at start
