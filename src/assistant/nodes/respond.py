@@ -333,8 +333,8 @@ LEAKED = re.compile(
 tool node returns for a call that does not fit (`TOOL_CALL_ERROR_TEMPLATE`, pydantic's
 "Field required"). Looked for outside code fences only."""
 
-FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
-"""A fenced code block: what a reply may rightly show JSON in."""
+FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)|`[^`\n]+`", re.DOTALL | re.MULTILINE)
+"""A fenced code block or an inline code span: where a reply may rightly show JSON."""
 
 MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?\s*>")
 """Any XML-like tag: what is taken out of a reply that echoed the prompt twice."""
@@ -370,6 +370,8 @@ def echoes_prompt(text: str) -> bool:
     >>> echoes_prompt(" query: Field required\nPlease fix the error and try again.")
     True
     >>> echoes_prompt('Here it is:\n```json\n{"port": 80}\n```\nRestart after.')
+    False
+    >>> echoes_prompt('Set `"name": "web"` in the file, then restart it.')
     False
     """
     return bool(ECHOED.search(text) or LEAKED.search(FENCED.sub("", text)))
@@ -451,6 +453,8 @@ def _without_markup(text: str) -> str:
     'Sure.'
     >>> _without_markup('Use:\n```\n{"port": 80}\n```')
     'Use:\n```\n{"port": 80}\n```'
+    >>> _without_markup('Set `"name": "web"` there.\n{"name": "Lily"}')
+    'Set `"name": "web"` there.'
     """
     kept: list[str] = []
     fenced = False
@@ -460,7 +464,7 @@ def _without_markup(text: str) -> str:
         if fenced or line.lstrip().startswith("```"):
             kept.append(line)
             continue
-        dropped = NAMES_A_TOOL.search(line) or LEAKED.search(line)
+        dropped = NAMES_A_TOOL.search(line) or LEAKED.search(FENCED.sub("", line))
         plain = "" if dropped else MARKUP.sub("", line).rstrip()
         if plain.strip() or not line.strip():
             kept.append(plain)
