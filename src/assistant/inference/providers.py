@@ -647,6 +647,9 @@ def _misfit_calls(reply: BaseMessage, tools: Sequence[Any]) -> list[str]:
     []
     >>> _misfit_calls(called(name="web"), MEMORY_TOOLS)
     ['web: no such tool']
+    >>> web = {"type": "function", "function": {"name": "web", "parameters": {"required": ["url"]}}}
+    >>> _misfit_calls(called(name="web", args={}), [web])
+    ['web: url: Field required']
     """
     schemas = {_tool_name(tool): _tool_schema(tool) for tool in tools}
     misfits = []
@@ -696,7 +699,14 @@ def _tool_description(tool: Any) -> str:
 
 
 def _tool_name(tool: Any) -> str:
-    name = getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else None)
+    """A tool's name: a LangChain tool's, a function's, or an OpenAI-format dict's.
+
+    >>> _tool_name({"type": "function", "function": {"name": "web", "parameters": {}}})
+    'web'
+    """
+    name = getattr(tool, "name", None)
+    if name is None and isinstance(tool, dict):
+        name = tool.get("name") or tool.get("function", {}).get("name")
     return str(name or getattr(tool, "__name__", ""))
 
 
