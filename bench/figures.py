@@ -98,6 +98,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("relevance_floor", ("bench/relevance_floor.py", "--sweep")),
     Bench("gate", ("bench/gate.py",)),
     Bench("gate_test", ("bench/gate.py", "--split", "test")),
+    Bench("heed", ("bench/heed.py",)),
     Bench("recall_stores", ("bench/recall_stores.py",)),
     Bench("concurrency", ("bench/concurrency.py",)),
     Bench("overhead", ("bench/overhead.py", "--sizes", "1000", "10000")),

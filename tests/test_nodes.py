@@ -809,6 +809,55 @@ async def test_a_constraint_the_message_touches_is_written_under_it_in_the_promp
     assert second[-1].text == "In which city do I live?"
 
 
+async def test_every_constraint_is_noted_under_a_message_about_food(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A breakfast question ranks a peanut allergy low among the facts, yet it bears on it."""
+    from assistant import memory
+    from assistant.nodes import recall as recall_node
+
+    await save_memory(
+        store, "default-user", "Daughter Lily is allergic to peanuts", category="constraint"
+    )
+    await save_memory(store, "default-user", "Lives in München", category="location")
+    model = patch_model(["Oat porridge with berries.", "Try the Isar trail."])
+    asked: list[str] = []
+
+    async def about_food(store: object, text: str) -> bool:
+        asked.append(text)
+        return "breakfast" in text
+
+    monkeypatch.setattr(memory, "about_food", about_food)
+    # Only the food rule here: the test store's embeddings rank facts by no meaning.
+    monkeypatch.setattr(recall_node, "HEED_RANK", 0)
+    await chat("What should I make for breakfast tomorrow?")
+    await chat("Where should I go hiking this weekend?")
+
+    food, hiking = [c.messages[-1].text for c in model.calls if c.info.node == "respond"]
+    assert food.endswith("\n\n(Remember: Daughter Lily is allergic to peanuts.)")
+    assert hiking == "Where should I go hiking this weekend?"
+    assert asked == [
+        "What should I make for breakfast tomorrow?",
+        "Where should I go hiking this weekend?",
+    ]
+
+
+async def test_a_user_without_constraints_is_never_asked_about_food(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant import memory
+
+    await save_memory(store, "default-user", "Lives in München", category="location")
+    patch_model(["Oat porridge."])
+
+    async def about_food(store: object, text: str) -> bool:
+        raise AssertionError("no constraint to note: the message is not classified")
+
+    monkeypatch.setattr(memory, "about_food", about_food)
+    state = await chat("What should I make for breakfast tomorrow?")
+    assert state["messages"][-1].text == "Oat porridge."
+
+
 @pytest.mark.parametrize(
     ("said", "content", "category"),
     [

@@ -160,7 +160,7 @@ async def _facts(scope: RunScope, query: str) -> Recalled:
         and _tokens(others) <= context.whole_memory_tokens
     )
     facts = others if whole else others[: context.recall_limit]
-    heed = heeded(found, shown=[*profile, *facts]) if query else []
+    heed = await _heed(scope, query, found, shown=[*profile, *facts])
     if memory.asks_when(query):
         profile, facts = dated(profile, [*found, *pinned]), dated(facts, found)
     return Recalled(profile, facts, heed=heed)
@@ -186,8 +186,35 @@ def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[Re
     ]
 
 
-def heeded(found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]) -> list[RecalledFact]:
-    """The hard constraints among the ``HEED_RANK`` facts most relevant to the message.
+async def _heed(
+    scope: RunScope, query: str, found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]
+) -> list[RecalledFact]:
+    """The hard constraints to note under the message (`heeded`); never fails the turn.
+
+    Whether the message is about food is asked only of a user with a hard constraint
+    shown, whose facts recall has just ranked: the query's embedding is e5's cached one.
+    """
+    if not query or not any(_constraint(fact) for fact in shown):
+        return []
+    try:
+        food = await memory.about_food(scope.store, query)
+    except Exception:
+        logger.exception("Telling whether the message is about food failed")
+        food = False
+    return heeded(found, shown=shown, food=food)
+
+
+def _constraint(fact: RecalledFact) -> bool:
+    return memory.is_hard_constraint(fact["category"], fact["content"])
+
+
+def heeded(
+    found: Sequence[SearchItem], *, shown: Sequence[RecalledFact], food: bool = False
+) -> list[RecalledFact]:
+    """The hard constraints to note under the message.
+
+    For a message about ``food``, every hard constraint shown; else those among the
+    ``HEED_RANK`` facts most relevant to the message.
 
     The rank, not the score, decides (e5's scores are not comparable from one query to
     the next); a constraint the prompt does not show is left out.
@@ -199,17 +226,17 @@ def heeded(found: Sequence[SearchItem], *, shown: Sequence[RecalledFact]) -> lis
     >>> shown = [_fact(item("Allergic to peanuts", "constraint"))]
     >>> [f["content"] for f in heeded([item("Allergic to peanuts", "constraint")], shown=shown)]
     ['Allergic to peanuts']
-    >>> heeded([item("Lives in Porto", "location"), item("Allergic to peanuts", "constraint")],
-    ...        shown=shown)
+    >>> ranked = [item("Lives in Porto", "location"), item("Allergic to peanuts", "constraint")]
+    >>> heeded(ranked, shown=shown)
     []
+    >>> [f["content"] for f in heeded(ranked, shown=shown, food=True)]
+    ['Allergic to peanuts']
     """
+    if food:
+        return [fact for fact in shown if _constraint(fact)]
     ids = {fact["id"] for fact in shown}
     top = [_fact(item) for item in found[:HEED_RANK]]
-    return [
-        fact
-        for fact in top
-        if memory.is_hard_constraint(fact["category"], fact["content"]) and fact["id"] in ids
-    ]
+    return [fact for fact in top if _constraint(fact) and fact["id"] in ids]
 
 
 def _tokens(facts: Sequence[RecalledFact]) -> int:
