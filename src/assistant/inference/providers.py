@@ -670,10 +670,8 @@ def _tool_schema(tool: Any) -> type[BaseModel] | dict[str, Any]:
         return schema
     if isinstance(schema, dict):
         return schema
-    if isinstance(tool, dict):
-        found = tool.get("parameters") or tool.get("function", {}).get("parameters")
-        return dict(found) if isinstance(found, dict) else {}
-    return {}
+    found = _tool_field(tool, "parameters")
+    return dict(found) if isinstance(found, dict) else {}
 
 
 def _misfit(schema: type[BaseModel] | dict[str, Any], args: dict[str, Any]) -> str:
@@ -691,23 +689,27 @@ def _misfit(schema: type[BaseModel] | dict[str, Any], args: dict[str, Any]) -> s
     return ""
 
 
-def _tool_description(tool: Any) -> str:
-    found = getattr(tool, "description", None)
+def _tool_field(tool: Any, key: str) -> Any:
+    """``key`` of a tool: a LangChain tool's attribute, or a dict tool's entry.
+
+    The OpenAI format keeps a dict tool's entries under ``"function"``; None when it has none.
+
+    >>> _tool_field({"type": "function", "function": {"name": "web", "parameters": {}}}, "name")
+    'web'
+    """
+    found = getattr(tool, key, None)
     if found is None and isinstance(tool, dict):
-        found = tool.get("description") or tool.get("function", {}).get("description")
-    return str(found or "")
+        found = tool.get(key) or tool.get("function", {}).get(key)
+    return found
+
+
+def _tool_description(tool: Any) -> str:
+    return str(_tool_field(tool, "description") or "")
 
 
 def _tool_name(tool: Any) -> str:
-    """A tool's name: a LangChain tool's, a function's, or an OpenAI-format dict's.
-
-    >>> _tool_name({"type": "function", "function": {"name": "web", "parameters": {}}})
-    'web'
-    """
-    name = getattr(tool, "name", None)
-    if name is None and isinstance(tool, dict):
-        name = tool.get("name") or tool.get("function", {}).get("name")
-    return str(name or getattr(tool, "__name__", ""))
+    """A tool's name: a LangChain tool's, a function's, or a dict tool's."""
+    return str(_tool_field(tool, "name") or getattr(tool, "__name__", ""))
 
 
 def _read_written_calls(model: BaseChatModel, reply: BaseMessage, names: set[str]) -> BaseMessage:

@@ -331,7 +331,7 @@ LEAKED = re.compile(
 )
 """Data no reply is for: a line of JSON, a tool call's or schema's keys, and the errors the
 tool node returns for a call that does not fit (`TOOL_CALL_ERROR_TEMPLATE`, pydantic's
-"Field required"). Looked for outside code fences only."""
+"Field required"). Looked for outside code (`FENCED`) only."""
 
 FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)|`[^`\n]+`", re.DOTALL | re.MULTILINE)
 """A fenced code block or an inline code span: where a reply may rightly show JSON."""
