@@ -371,6 +371,17 @@ async def test_a_reply_that_writes_out_tags_or_tools_is_asked_for_again(
     assert state["messages"][-1].text == "辛苦了！五年护士很不容易。"
 
 
+async def test_a_reply_that_only_says_the_message_again_is_asked_for_again(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    # The local model, asked in a new thread what it knows, answered with the question.
+    asked = "O que você sabe sobre mim?"
+    model = patch_model([f" {asked}", "Sei que você mora em Coimbra."])
+    state = await chat(asked)
+    assert state["messages"][-1].text == "Sei que você mora em Coimbra."
+    assert system_prompt(model, 1).endswith(RESPOND_PLAINLY)
+
+
 async def test_json_asked_for_and_fenced_is_a_reply_and_json_twice_is_taken_out(
     patch_model: PatchModel, chat: Chat
 ) -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "forget_providers",
     "offers_tools",
     "parse_json_reply",
+    "plain_words",
     "profile_for",
     "record_extraction",
     "tool_calls_in_text",
@@ -620,13 +621,17 @@ def _talks_instead_of_calling(
     if not isinstance(reply, AIMessage) or reply.tool_calls:
         return False
     text = reply.text
-    said = _plain(text)
-    echoes = len(said) >= ECHO_CHARS and any(said in _plain(doc) for doc in documents)
+    said = plain_words(text)
+    echoes = len(said) >= ECHO_CHARS and any(said in plain_words(doc) for doc in documents)
     return not text.strip() or any(name in text for name in names) or echoes
 
 
-def _plain(text: str) -> str:
-    """``text`` casefolded, its spaces collapsed and its outer quotes and spaces dropped."""
+def plain_words(text: str) -> str:
+    """``text`` casefolded, its spaces collapsed and its outer quotes and spaces dropped.
+
+    >>> plain_words(' "Where do  I live?" ')
+    'where do i live?'
+    """
     return " ".join(text.casefold().split()).strip(" \"'“”‘’`")
 
 

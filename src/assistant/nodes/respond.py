@@ -134,7 +134,9 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
                 logger.warning("Answering again with what was done failed", exc_info=True)
     if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
-    if not response.tool_calls and echoes_prompt(response.text):
+    if not response.tool_calls and (
+        echoes_prompt(response.text) or repeats_the_message(response.text, messages)
+    ):
         response = await _plainly(model, tools if offered else [], prompt, trace, response)
     if not response.tool_calls and not response.text.strip():
         # A small model sometimes answers with nothing at all: never an empty message.
@@ -340,9 +342,9 @@ MARKUP = re.compile(r"<\s*/?\s*[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?\s*>")
 """Any XML-like tag: what is taken out of a reply that echoed the prompt twice."""
 
 PLAINLY = (
-    "\n\nYour last answer copied the tagged blocks above, wrote out your tools or wrote JSON. "
-    "Answer the user's latest message in plain sentences, as you would speak to them, without "
-    "any tags or JSON and without naming any tool."
+    "\n\nYour last answer copied the tagged blocks above, wrote out your tools, wrote JSON or "
+    "only repeated the user's message. Answer the user's latest message in plain sentences, as "
+    "you would speak to them, without any tags or JSON and without naming any tool."
 )
 """Added to the system prompt when a reply is asked for again after it echoed the blocks."""
 
@@ -377,6 +379,23 @@ def echoes_prompt(text: str) -> bool:
     return bool(ECHOED.search(text) or LEAKED.search(FENCED.sub("", text)))
 
 
+def repeats_the_message(text: str, messages: Sequence[BaseMessage]) -> bool:
+    """Whether a reply only says the user's latest message again, word for word.
+
+    The local model answered "O que você sabe sobre mim?" in a new thread with the question
+    itself.
+
+    >>> asked = [HumanMessage("O que você sabe sobre mim?")]
+    >>> repeats_the_message("O que você sabe  sobre mim?", asked)
+    True
+    >>> repeats_the_message("Você mora em Coimbra.", asked), repeats_the_message("", asked)
+    (False, False)
+    """
+    request = latest_user_message(messages)
+    said = providers.plain_words(text)
+    return bool(said) and request is not None and said == providers.plain_words(request.text)
+
+
 async def _plainly(
     model: BaseChatModel,
     tools: Sequence[object],
@@ -384,12 +403,13 @@ async def _plainly(
     trace: RunnableConfig,
     echoed: AIMessage,
 ) -> AIMessage:
-    """The reply asked for again, after ``echoed`` wrote out the prompt's blocks.
+    """The reply asked for again, after ``echoed`` was no answer.
 
-    The second answer may echo them too: then its tags are taken out, so the user reads
+    It wrote out the prompt's blocks, the tools or data, or only said the user's message
+    again. The second answer may echo them too: then its tags are taken out, so the user reads
     the words and never the markup.
     """
-    logger.warning("The reply wrote out the system prompt's blocks; asking again")
+    logger.warning("The reply wrote out the prompt, tools or data, or the message; asking again")
     system, *rest = prompt
     again = [SystemMessage(content=f"{system.text}{PLAINLY}"), *rest]
     response = _reply(await providers.ainvoke_with_tools(model, tools, again, trace))
