@@ -165,11 +165,14 @@ def vector_scores(
     count = len(index)
     query = np.asarray(query_vector, dtype=np.float32)
     norm = math.sqrt(float(np.dot(query, query))) or 1.0
-    scores = index.vectors[:count] @ query
-    if weights.window_weight and index.windowed[:count].any():
-        scores = scores + weights.window_weight * (index.windows[:count] @ query)
-    elif weights.window_weight:  # each memory is its own window
-        scores = scores * (1 + weights.window_weight)
+    weight = weights.window_weight
+    if weight == 1.0:  # text + window: one product, which reads half the memory of two
+        scores = index.sums[:count] @ query
+    elif weight:  # (1 - w) text + w (text + window)
+        texts = index.vectors[:count] @ query
+        scores = (1.0 - weight) * texts + weight * (index.sums[:count] @ query)
+    else:
+        scores = index.vectors[:count] @ query
     offset = weights.cross_language_offset(query_cjk) * (1 + weights.window_weight)
     adjusted: np.ndarray[Any, Any] = scores / norm + offset * (index.cjk[:count] != query_cjk)
     return with_next_turns(index, adjusted, weights)

@@ -65,9 +65,11 @@ class UserIndex:
         self.items: dict[str, Item] = {}
         self.vectors = np.zeros((16, dims), dtype=np.float32)
         """Unit vectors of the facts' texts by row (the first ``len(self)`` rows are in use)."""
-        self.windows = np.zeros((16, dims), dtype=np.float32)
-        """Unit vectors of each fact's context and text together (its text's without a
-        context), by row."""
+        self.sums = np.zeros((16, dims), dtype=np.float32)
+        """Each row's text vector plus its window's: the unit vector of the fact's context and
+        text together (its text's again without a context). With the window weighed as the
+        text, as by default, one product with this matrix scores every fact, reading half the
+        memory that a product with each would (`assistant.memory.search.ranking.vector_scores`)."""
         self.cjk = np.zeros(16, dtype=bool)
         """Whether each row's text is CJK, for the cross-language offset."""
         self.windowed = np.zeros(16, dtype=bool)
@@ -100,7 +102,7 @@ class UserIndex:
         """A copy of the held vectors of ``key``: its text's, then its window's if it has one."""
         row = self.rows[key]
         if self.windowed[row]:
-            return np.stack([self.vectors[row], self.windows[row]])
+            return np.stack([self.vectors[row], self.sums[row] - self.vectors[row]])
         return self.vectors[row : row + 1].copy()
 
     def upsert(
@@ -116,14 +118,14 @@ class UserIndex:
             row = len(self.keys)
             if row == len(self.vectors):
                 self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
-                self.windows = np.concatenate([self.windows, np.zeros_like(self.windows)])
+                self.sums = np.concatenate([self.sums, np.zeros_like(self.sums)])
                 self.cjk = np.concatenate([self.cjk, np.zeros_like(self.cjk)])
                 self.windowed = np.concatenate([self.windowed, np.zeros_like(self.windowed)])
             self.keys.append(item.key)
             self.rows[item.key] = row
         rows = np.atleast_2d(np.asarray(vector, dtype=np.float32))
         self.vectors[row] = _unit(rows[0])
-        self.windows[row] = _unit(rows[-1])
+        self.sums[row] = self.vectors[row] + _unit(rows[-1])
         self.windowed[row] = len(rows) > 1
         self.cjk[row] = is_cjk_text(str(item.value.get("content", "")))
         self.items[item.key] = item
@@ -199,7 +201,7 @@ class UserIndex:
             self.keys[row] = moved
             self.rows[moved] = row
             self.vectors[row] = self.vectors[last]
-            self.windows[row] = self.windows[last]
+            self.sums[row] = self.sums[last]
             self.cjk[row] = self.cjk[last]
             self.windowed[row] = self.windowed[last]
         self.keys.pop()
