@@ -23,7 +23,13 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant import memory
 from assistant.nodes.respond import MAX_TOOL_ROUNDS, TOOL_LIMIT_REPLY
-from assistant.nodes.tools import MEMORY_TOOLS, asks_to_forget
+from assistant.nodes.tools import (
+    MEMORY_TOOLS,
+    asks_about_memory,
+    asks_to_forget,
+    asks_what_is_known,
+    only_asks_what_is_known,
+)
 from assistant.run.context import Context
 from function_model import CallInfo, FunctionChatModel
 from helpers import changes, current_facts
@@ -378,7 +384,8 @@ def search_whenever_tools_are_bound(messages: list[BaseMessage], info: CallInfo)
         query = f"tea {len(messages)}"  # the same call again would be answered without tools
         call = {"name": "search_memory", "args": {"query": query}, "id": uuid.uuid4().hex}
         return AIMessage(content="", tool_calls=[call], id=uuid.uuid4().hex)
-    return AIMessage(content="Here is what I found.", id=uuid.uuid4().hex)
+    # Words that tell a fact: a reply to "what do you remember" that tells none is asked again.
+    return AIMessage(content="Here is what I found: you like green tea.", id=uuid.uuid4().hex)
 
 
 async def test_tool_loop_stops_after_max_rounds_with_an_answer_in_words(
@@ -393,7 +400,7 @@ async def test_tool_loop_stops_after_max_rounds_with_an_answer_in_words(
     assert len(tool_calls(turn)) == MAX_TOOL_ROUNDS
     assert len(tool_results(turn)) == MAX_TOOL_ROUNDS
     assert_every_call_answered(turn)
-    assert final_reply(turn).text == "Here is what I found."
+    assert final_reply(turn).text == "Here is what I found: you like green tea."
     bound = [bool(call.info.tools) for call in model.calls]
     assert bound == [True] * MAX_TOOL_ROUNDS + [False]  # the last call had no tools
 
@@ -566,3 +573,44 @@ def test_a_request_to_forget_is_heard_in_many_languages(text: str) -> None:
 def test_a_reminder_a_lapse_or_a_dropped_topic_asks_no_forget(text: str) -> None:
     # What it sets off may delete a fact: a false alarm costs more than a call.
     assert not asks_to_forget(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what do you know about me?",
+        "Tell me everything you remember about me",
+        "what's in your memory",
+        "你记得我什么？",
+        "关于我你都知道些什么",
+        "你對我了解多少？",
+        "私のこと、何か覚えてる？",
+        "나에 대해 뭘 알고 있어?",
+        "¿Qué sabes de mí?",
+        "o que vc lembra de mim",
+        "Qu'est-ce que tu sais sur moi ?",
+        "Was weißt du über mich?",
+        "Cosa sai di me?",
+        "Что ты знаешь обо мне?",
+        "Wat weet je over mij?",
+    ],
+)
+def test_questions_of_what_is_known_are_heard(text: str) -> None:
+    assert asks_what_is_known(text)
+    assert asks_about_memory(text)  # a model with tools is offered them
+    assert only_asks_what_is_known(text)  # a model without asks no forget question
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do you know about Lisbon?",
+        "I know you remember my birthday.",
+        "我记得你说过杭州很美",
+        "Was weißt du über Berlin?",
+        "¿Qué sabes de Python?",
+        "Tell me about yourself",
+    ],
+)
+def test_other_questions_are_not_questions_of_what_is_known(text: str) -> None:
+    assert not asks_what_is_known(text)

@@ -321,6 +321,96 @@ async def test_a_reminder_not_to_forget_asks_no_forget_question(
     assert await current_facts(store, "default-user") != []
 
 
+@pytest.mark.parametrize(
+    "asked",
+    [
+        # Qwen2.5-Coder-1.5B through make dev MODEL=local answered this with the question
+        # itself, then with "I can't share information about your personal life".
+        "O que você sabe sobre mim?",
+        "what do you actually remember about me??",
+        "你都记得我什么？",
+        "Was weißt du eigentlich über mich?",
+    ],
+)
+async def test_a_question_of_what_is_known_lists_the_facts_under_it(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, asked: str
+) -> None:
+    await save_memory(store, "default-user", "Lives in Coimbra, Portugal", category="location")
+    await save_memory(store, "default-user", "Has a cat named Miau", category="relationship")
+    model = patch_model(["You live in Coimbra and have a cat, Miau."])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat(asked)
+    finally:
+        providers.forget_providers()
+    # No structured forget question: the message asks nothing a tool would do.
+    assert not [call for call in model.calls if call.info.schema is MemoryRequest]
+    [prompt] = [c.messages for c in model.calls if c.info.node == "respond"]
+    head, _, note = prompt[-1].text.partition("\n\n(What you remember about me: ")
+    assert head == asked
+    assert sorted(note.removesuffix(".)").split("; ")) == [
+        "Has a cat named Miau",
+        "Lives in Coimbra, Portugal",
+    ]
+    assert await current_facts(store, "default-user") != []
+
+
+@pytest.mark.parametrize(
+    ("replies", "answer"),
+    [
+        # Qwen2.5-Coder-1.5B, the note under the message notwithstanding: asked again, told.
+        (
+            ["Eu sou um assistente de inteligência artificial.", "Você mora em Coimbra."],
+            "Você mora em Coimbra.",
+        ),
+        # Evasive twice ("¿Qué sabes de mí?"): the facts themselves are the answer.
+        (
+            ["Soy un asistente de inteligencia artificial.", "No tengo información."],
+            "- Lives in Coimbra, Portugal",
+        ),
+    ],
+)
+async def test_a_reply_that_says_nothing_known_is_asked_again_then_the_facts_are_the_answer(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    replies: list[str],
+    answer: str,
+) -> None:
+    await save_memory(store, "default-user", "Lives in Coimbra, Portugal", category="location")
+    model = patch_model(replies)
+    state = await chat("¿Qué sabes de mí?")
+    assert state["messages"][-1].text == answer
+    first, again = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert again[:-1] == first
+    assert again[-1].type == "system"
+    assert again[-1].text == prompts.KNOWN_AGAIN_NOTE.format(facts="Lives in Coimbra, Portugal")
+
+
+async def test_a_question_of_what_is_known_with_nothing_remembered_says_so(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    model = patch_model(["I don't know anything about you yet."])
+    await chat("What do you remember about me?")
+    [prompt] = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert prompt[-1].text.endswith("\n\n(You remember nothing about me yet.)")
+
+
+async def test_a_question_of_what_is_known_that_also_asks_to_forget_still_forgets(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Plays the cello", category="preference")
+    forget = json.dumps({"action": "forget", "facts": [1]})
+    model = patch_model(["Done."], structured=[forget, operations_json()])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat("What do you know about me? And please forget that I play the cello.")
+    finally:
+        providers.forget_providers()
+    assert await current_facts(store, "default-user") == []
+    assert "- Forgot: Plays the cello" in between(system_prompt(model), "memory_changes")
+
+
 async def test_a_reply_that_writes_out_the_prompts_blocks_is_asked_for_again(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

@@ -21,14 +21,17 @@ from langgraph.runtime import Runtime
 from assistant.inference import models, providers
 from assistant.inference.provider_errors import ModelProviderError
 from assistant.inference.tokens import count_messages_tokens
+from assistant.memory.wording import names_a_word_of
 from assistant.nodes import requests
 from assistant.nodes.requests import Outcome
 from assistant.nodes.tools import (
     MEMORY_TOOLS,
     asks_about_memory,
     asks_to_forget,
+    asks_what_is_known,
     correct_memory,
     forget_memory,
+    only_asks_what_is_known,
 )
 from assistant.run import prompts
 from assistant.run.context import Context
@@ -90,6 +93,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
 
     def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
         prompt = [SystemMessage(content=fitted.system), *fitted.messages]
+        if _asks_what_is_known(messages):
+            return with_known_note(prompt, _shown(state))
         return with_heed_note(prompt, state.get("heed", []))
 
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
@@ -132,6 +137,14 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
                 response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
             except Exception:  # done is done: the first reply stands rather than no reply
                 logger.warning("Answering again with what was done failed", exc_info=True)
+    known = _shown(state)
+    if (
+        _asks_what_is_known(messages)
+        and known
+        and not response.tool_calls
+        and not tells_any(response.text, known)
+    ):
+        response = await _telling_what_is_known(model, prompt, trace, response, known)
     if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
     if not response.tool_calls and (
@@ -221,8 +234,21 @@ def _tool_rounds_since_request(messages: Sequence[BaseMessage]) -> list[AIMessag
 
 
 def _speaks_of_memory(messages: Sequence[BaseMessage]) -> bool:
-    """Whether the latest message is the user's and asks about memory (`asks_about_memory`)."""
-    return isinstance(messages[-1], HumanMessage) and asks_about_memory(messages[-1].text)
+    """Whether the latest message is the user's and asks a tool's work of memory.
+
+    That is `asks_about_memory`, but not a question of what is known only, which the facts
+    in the prompt answer (`with_known_note`).
+    """
+    if not isinstance(messages[-1], HumanMessage):
+        return False
+    text = messages[-1].text
+    return asks_about_memory(text) and not only_asks_what_is_known(text)
+
+
+def _asks_what_is_known(messages: Sequence[BaseMessage]) -> bool:
+    """Whether this turn's user message asks what is known about them (tool rounds too)."""
+    request = latest_user_message(messages)
+    return request is not None and asks_what_is_known(request.text)
 
 
 def _forget_left_undone(messages: Sequence[BaseMessage]) -> bool:
@@ -266,6 +292,82 @@ async def _carry_out(
     }, done
 
 
+MAX_KNOWN_NOTED = 20
+"""Most facts listed under a question of what is known (the prompt's own order: the profile,
+then the facts most relevant)."""
+
+
+def _shown(state: State) -> list[RecalledFact]:
+    """The facts the reply prompt shows, as listed under a question of what is known."""
+    shown = [*state.get("profile", []), *state.get("recalled", [])]
+    return list({fact["id"]: fact for fact in shown}.values())[:MAX_KNOWN_NOTED]
+
+
+def tells_any(reply: str, facts: Sequence[RecalledFact]) -> bool:
+    """Whether ``reply`` says a word of one of ``facts`` (`names_a_word_of`).
+
+    >>> fact = RecalledFact(id="1", content="Has a cat named Miau", category="relationship")
+    >>> tells_any("Você tem um gato chamado Miau.", [fact])
+    True
+    >>> tells_any("Sou um assistente de inteligência artificial.", [fact])
+    False
+    """
+    return any(names_a_word_of(reply, fact["content"]) for fact in facts)
+
+
+async def _telling_what_is_known(
+    model: BaseChatModel,
+    prompt: list[BaseMessage],
+    trace: RunnableConfig,
+    evasive: AIMessage,
+    facts: Sequence[RecalledFact],
+) -> AIMessage:
+    """A reply to a question of what is known that says what is known.
+
+    ``evasive`` said none of the ``facts``: the model is asked once more, told in a system
+    note after the message; if that says none of them either, the reply is the facts
+    themselves, one a line. Qwen2.5-Coder-1.5B answered "O que você sabe sobre mim?" and
+    "¿Qué sabes de mí?" with "I am an artificial intelligence assistant, I have no personal
+    knowledge" under every wording of the note under the message (docs/testing.md).
+    """
+    logger.warning("The reply to a question of what is known said none of it; asking again")
+    lines = [as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts]
+    note = prompts.KNOWN_AGAIN_NOTE.format(facts="; ".join(lines))
+    try:
+        again = _reply(
+            await providers.ainvoke_with_tools(model, [], [*prompt, SystemMessage(note)], trace)
+        )
+    except Exception:  # the facts are the answer: a failed second call must not fail the turn
+        logger.warning("Asking again what is known failed", exc_info=True)
+        again = evasive
+    if not again.tool_calls and tells_any(again.text, facts):
+        return again
+    return AIMessage(content="\n".join(f"- {line}" for line in lines), id=evasive.id)
+
+
+def with_known_note(prompt: list[BaseMessage], shown: Sequence[RecalledFact]) -> list[BaseMessage]:
+    """``prompt`` with the facts ``shown`` in it listed under the user's latest message.
+
+    For a question of what is known about the user (`asks_what_is_known`); with none shown,
+    the note says that nothing is remembered, so the model does not make something up.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> fact = RecalledFact(id="1", content="Lives in Coimbra.", category="location")
+    >>> asked = [SystemMessage("s"), HumanMessage("O que você sabe sobre mim?")]
+    >>> print(with_known_note(asked, [fact, fact])[-1].text)
+    O que você sabe sobre mim?
+    <BLANKLINE>
+    (What you remember about me: Lives in Coimbra.)
+    >>> print(with_known_note(asked, [])[-1].text.splitlines()[-1])
+    (You remember nothing about me yet.)
+    """
+    facts = list({fact["id"]: fact for fact in shown}.values())
+    if not facts:
+        return _with_note(prompt, prompts.NOTHING_KNOWN_NOTE)
+    known = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts)
+    return _with_note(prompt, prompts.KNOWN_NOTE.format(facts=known))
+
+
 def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> list[BaseMessage]:
     """``prompt`` with the ``heed`` constraints written under the user's latest message.
 
@@ -281,13 +383,19 @@ def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> l
     <BLANKLINE>
     (Remember: Allergic to peanuts.)
     """
+    if not heed:
+        return prompt
+    constraints = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in heed)
+    return _with_note(prompt, prompts.HEED_NOTE.format(constraints=constraints))
+
+
+def _with_note(prompt: list[BaseMessage], note: str) -> list[BaseMessage]:
+    """``prompt`` with ``note`` added to the user's latest message (in the prompt only)."""
     latest = next(
         (i for i in range(len(prompt) - 1, -1, -1) if isinstance(prompt[i], HumanMessage)), None
     )
-    if not heed or latest is None:
+    if latest is None:
         return prompt
-    constraints = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in heed)
-    note = prompts.HEED_NOTE.format(constraints=constraints)
     message = prompt[latest]
     content = (
         f"{message.content}{note}"

@@ -23,6 +23,8 @@ from assistant.run.scope import tool_scope
 __all__ = [
     "MEMORY_TOOLS",
     "asks_about_memory",
+    "asks_what_is_known",
+    "only_asks_what_is_known",
     "asks_to_forget",
     "correct_memory",
     "forget_memory",
@@ -113,6 +115,66 @@ ABOUT_MEMORY = re.compile(
 languages our users write most. It errs towards yes: a word too many only offers the tools."""
 
 
+WHAT_IS_KNOWN = re.compile(
+    r"\bwhat (?:else )?(?:do|did|does|can|could) you (?:actually |really |still |even )?"
+    r"(?:know|remember|recall) (?:about|of) me\b"
+    r"|\bwhat have you (?:learned|learnt|remembered|stored|saved|got) (?:about|on) me\b"
+    r"|\btell me (?:what|everything|all) you (?:know|remember) about me\b"
+    r"|\bwhat(?:'s| is) in your memory\b|\bwhat do you have (?:on|about) me\b"
+    r"|你(?:还|都)?(?:记得|知道|记住了?|記得|記住了?)(?:关于|關於)?我(?:的)?(?:什么|哪些|些什么|什麼|些什麼)"
+    r"|你对我(?:有多少)?了解(?:多少|什么|些什么)?|你對我(?:有多少)?了解"
+    r"|关于我你(?:都)?(?:知道|记得)|關於我你(?:都)?(?:知道|記得)"
+    r"|(?:私|僕|俺|わたし)(?:について|のこと)[、,\s]*(?:を|で)?(?:何|なに)(?:か|を)?(?:知って|覚えて)"
+    r"|(?:나|저)에 대해(?:서)?\s*(?:뭘|뭐|무엇을|뭐를|어떤 걸|얼마나)\s*(?:알고|기억|아)"
+    r"|qu[eé] (?:es lo que )?(?:sabes|recuerdas|sabe usted|recuerda usted) "
+    r"(?:de|sobre|acerca de) m[ií]\b"
+    r"|o que (?:é que )?(?:você|voce|vc|tu) (?:sabe|sabes|lembra|se lembra|lembras|te lembras)"
+    r"(?: de)? (?:sobre |a respeito de |de )?mim\b"
+    r"|(?:qu'est-ce que|que|ce que) (?:tu sais|vous savez|sais-tu|savez-vous|tu retiens|tu te "
+    r"souviens|vous vous souvenez) (?:de|sur|à propos de) moi\b"
+    r"|was (?:weißt|weisst|wisst|wissen) (?:du|ihr|sie) (?:eigentlich |alles |noch )*"
+    r"(?:über|von) mi(?:ch|r)\b|was hast du (?:dir )?(?:über|von) mir (?:gemerkt|gespeichert)"
+    r"|(?:che )?cosa (?:sai|ricordi|sapete|ricordate) (?:di|su) me\b"
+    r"|что (?:ты|вы) (?:знаешь|помнишь|знаете|помните) (?:обо|про|о) (?:мне|меня)"
+    r"|wat (?:weet|onthoud) (?:je|jij|u) (?:over|van) mij\b",
+    re.IGNORECASE,
+)
+"""A question of what the assistant knows about the user, in the languages our users write
+most ("what do you remember about me?", "O que você sabe sobre mim?", "你记得我什么？"). A small
+model with the user's facts in its system prompt has answered it with the question itself,
+or with "I can't share information about your personal life": `respond` then lists the facts
+shown under the message, as the user's own words."""
+
+
+def asks_what_is_known(text: str) -> bool:
+    """Whether a message asks what the assistant knows or remembers about the user.
+
+    >>> asks_what_is_known("What do you actually remember about me?")
+    True
+    >>> asks_what_is_known("O que você sabe sobre mim?"), asks_what_is_known("你记得我什么？")
+    (True, True)
+    >>> asks_what_is_known("Was weißt du eigentlich über mich?")
+    True
+    >>> asks_what_is_known("What do you know about Lisbon?"), asks_what_is_known("我记得你")
+    (False, False)
+    """
+    return bool(WHAT_IS_KNOWN.search(text))
+
+
+def only_asks_what_is_known(text: str) -> bool:
+    """Whether a message asks what is known about the user and nothing else of memory.
+
+    Such a message needs no forget or correction, so a model without tools is not asked
+    one (`assistant.nodes.requests`).
+
+    >>> only_asks_what_is_known("What do you remember about me?")
+    True
+    >>> only_asks_what_is_known("What do you know about me? Forget my old address.")
+    False
+    """
+    return asks_what_is_known(text) and not ABOUT_MEMORY.search(WHAT_IS_KNOWN.sub(" ", text))
+
+
 def asks_about_memory(text: str) -> bool:
     """Whether a message may ask what is remembered, or to forget or correct a memory.
 
@@ -128,7 +190,7 @@ def asks_about_memory(text: str) -> bool:
     >>> asks_about_memory("My daughter Lily is allergic to peanuts.")
     False
     """
-    return bool(ABOUT_MEMORY.search(text))
+    return bool(ABOUT_MEMORY.search(text)) or asks_what_is_known(text)
 
 
 ASKING = (

@@ -46,6 +46,24 @@ requests kept out of the wording's choice (docs/testing.md); asked to "speak to 
 directly" or to "say what you remember about them", it refused again. A bare refusal of a
 request the constraint allows gets a reason too, and that reason is the model's mistake."""
 
+KNOWN_NOTE = "\n\n(What you remember about me: {facts}.)"
+"""Added, in the prompt only, to a message that asks what the assistant knows about the user
+(`assistant.nodes.tools.asks_what_is_known`): the facts the prompt shows, as the user's own
+words. With them only in the system prompt, Qwen2.5-Coder-1.5B answered "O que você sabe sobre
+mim?" with the question itself, then with "I can't share information about your personal
+life" (docs/testing.md)."""
+
+KNOWN_AGAIN_NOTE = (
+    "The user asks what you remember about them. You remember: {facts}. "
+    "Tell them, in their language."
+)
+"""Sent after a reply to `KNOWN_NOTE`'s question that said none of the facts, as a system
+message after the user's (`assistant.nodes.respond`): so worded, the model told "O que você
+sabe sobre mim?" what it knew, where every note under the message got "I am an AI"."""
+
+NOTHING_KNOWN_NOTE = "\n\n(You remember nothing about me yet.)"
+"""`KNOWN_NOTE` for a user of whom the prompt shows no fact: a small model makes facts up."""
+
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
 something."""
