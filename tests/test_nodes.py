@@ -836,6 +836,24 @@ async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
     assert facts == ([answer] if kept else [])
 
 
+async def test_a_known_fact_copied_into_a_new_one_is_taken_out_and_both_are_kept(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    # Qwen2.5-Coder-1.5B in a user check: the update was too long for its message and was
+    # dropped, and the daughter's allergy was lost.
+    nurse = "I am a nurse in Hangzhou, China, and I have been working there for five years."
+    await save_memory(store, "default-user", nurse, category="identity")
+    merged = f"{nurse} My daughter莉莉对花生过敏。"
+    patch_model(
+        ["记住了。"],
+        structured=[restated(merged, op("update", merged, "constraint", 1.0, target=1))],
+    )
+    await chat("我女儿莉莉对花生过敏。", context=Context(extraction_hold_s=0))
+    assert sorted(await current_facts(store, "default-user")) == sorted(
+        [nurse, "My daughter莉莉对花生过敏"]
+    )
+
+
 @pytest.mark.parametrize(
     ("said", "answer", "operations", "kept"),
     [

@@ -295,7 +295,7 @@ async def decide_operations(
     operations = _said_in_full(
         [
             await _checked(_as_change(op, known, text), known, text, result.user_says, context)
-            for op in result.operations
+            for op in _rescued(result.operations, known, text)
             if not _unfilled(op) and not _invented(op, text)
         ],
         result.user_says,
@@ -508,10 +508,58 @@ def _invented(operation: MemoryOperation, text: str) -> bool:
     if operation.action == "skip":
         return False
     content = operation.content.strip()
-    if foreign_script(content, text) or len(content) > INVENTED_LENGTH * len(text.strip()) + 60:
+    if foreign_script(content, text) or len(content) > _longest_said(text):
         logger.warning("Extraction wrote a fact the message does not say; dropped: %r", operation)
         return True
     return False
+
+
+def _rescued(
+    operations: Sequence[MemoryOperation], known: Sequence[Item], text: str
+) -> list[MemoryOperation]:
+    """``operations``, each too long for its message without the known facts it copies.
+
+    Told "我女儿莉莉对花生过敏。" with "I am a nurse in Hangzhou, China, and I have been
+    working there for five years." known, Qwen2.5-Coder-1.5B wrote the update "I am a nurse
+    in Hangzhou, China, and I have been working there for five years. My daughter莉莉对花生过敏。":
+    too long for its message to have said (`_invented`), so it was dropped, and the allergy
+    with it. Taken out word for word, the known fact stays as it was, and what is left is the
+    fact the message says, added beside it (once, however many of them copy).
+
+    >>> from datetime import UTC, datetime
+    >>> now = datetime.now(UTC)
+    >>> nurse = "I am a nurse in Hangzhou, China, and I have been working there for five years."
+    >>> known = [Item(value={"content": nurse}, key="1", namespace=("f",), created_at=now,
+    ...     updated_at=now)]
+    >>> merged = MemoryOperation(action="update", content=f"{nurse} My daughter莉莉对花生过敏。",
+    ...     category="constraint", confidence=1.0, target=1)
+    >>> said = "我女儿莉莉对花生过敏。"
+    >>> [(op.action, op.content, op.target) for op in _rescued([merged], known, said)]
+    [('add', 'My daughter莉莉对花生过敏', None)]
+    """
+    rescued: list[MemoryOperation] = []
+    for operation in operations:
+        content = operation.content.strip()
+        if operation.action != "skip" and len(content) > _longest_said(text):
+            copied = [str(item.value.get("content", "")).strip() for item in known]
+            for fact in sorted({fact for fact in copied if fact and fact in content}, key=len)[
+                ::-1
+            ]:
+                content = content.replace(fact, " ")
+            content = content.strip(" \t\n,;.。，；")
+            if content and content != operation.content.strip():
+                if any(content == other.content for other in rescued):
+                    continue
+                operation = operation.model_copy(
+                    update={"action": "add", "content": content, "target": None}
+                )
+        rescued.append(operation)
+    return rescued
+
+
+def _longest_said(text: str) -> int:
+    """The longest fact a message of ``text`` can have said (`INVENTED_LENGTH`)."""
+    return INVENTED_LENGTH * len(text.strip()) + 60
 
 
 INVENTED_LENGTH = 3
