@@ -486,15 +486,35 @@ async def test_json_asked_for_and_fenced_is_a_reply_and_json_twice_is_taken_out(
     assert state["messages"][-1].text == "Noted, I will keep it in mind."
 
 
-async def test_an_empty_reply_becomes_a_request_to_say_it_again(
+async def test_an_empty_reply_is_asked_for_again_then_becomes_a_request_to_say_it_again(
     patch_model: PatchModel, chat: Chat
 ) -> None:
-    patch_model(["", ""], structured=[operations_json()])  # asked again without tools: ""
+    # Asked again without tools (the provider's check), then once more: "" each time.
+    model = patch_model(["", "", ""], structured=[operations_json()])
     try:
         state = await chat("我在杭州的一家医院当护士，已经五年了。")
     finally:
         providers.forget_providers()
     assert state["messages"][-1].text == UNSAID_REPLY
+    last = [c.messages for c in model.calls if c.info.node == "respond"][-1]
+    assert last[0].text.endswith(prompts.EMPTY_AGAIN)
+
+
+async def test_an_empty_reply_asked_for_again_gets_the_answer(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    # Qwen2.5-Coder-1.5B through make dev MODEL=local answered this with nothing.
+    answer = "Que fofo! Há quanto tempo tens o Miau?"
+    model = patch_model(["", answer], structured=[operations_json()])
+    providers.profile_for(model).misuses_tools = True  # no tools: no reask by the provider
+    try:
+        state = await chat("Tenho um gato que se chama Miau.")
+    finally:
+        providers.forget_providers()
+    assert state["messages"][-1].text == answer
+    first, again = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert again[0].text == first[0].text + prompts.EMPTY_AGAIN
+    assert again[1:] == first[1:]
 
 
 async def test_recall_limit_and_custom_persona(

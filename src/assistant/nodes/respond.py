@@ -147,13 +147,14 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
         response = await _telling_what_is_known(model, prompt, trace, response, known)
     if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
+    if not response.tool_calls and not response.text.strip():
+        response = await _said_again(model, prompt, trace, response)
     if not response.tool_calls and (
         echoes_prompt(response.text) or repeats_the_message(response.text, messages)
     ):
         response = await _plainly(model, tools if offered else [], prompt, trace, response)
     if not response.tool_calls and not response.text.strip():
-        # A small model sometimes answers with nothing at all: never an empty message.
-        logger.warning("The model's reply was empty")
+        # Empty twice: never an empty message.
         response = response.model_copy(update={"content": UNSAID_REPLY})
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
@@ -525,6 +526,26 @@ async def _plainly(
         return response
     text = _without_markup(response.text) or _without_markup(echoed.text) or UNSAID_REPLY
     return response.model_copy(update={"content": text})
+
+
+async def _said_again(
+    model: BaseChatModel, prompt: list[BaseMessage], trace: RunnableConfig, empty: AIMessage
+) -> AIMessage:
+    """The reply asked for once more, without tools, after ``empty`` said nothing at all.
+
+    Qwen2.5-Coder-1.5B answered "Tenho um gato que se chama Miau." with nothing (a `make
+    dev` check), and the user read a request to say it again. The same prompt would get the
+    same nothing at temperature 0, so the system prompt ends with `prompts.EMPTY_AGAIN`.
+    ``empty`` stays if this call fails.
+    """
+    logger.warning("The model's reply was empty; asking again")
+    system, *rest = prompt
+    again = [SystemMessage(content=f"{system.text}{prompts.EMPTY_AGAIN}"), *rest]
+    try:
+        return _reply(await providers.ainvoke_with_tools(model, [], again, trace))
+    except Exception:  # the turn still gets a reply: the request to say it again
+        logger.warning("Asking again for an empty reply failed", exc_info=True)
+        return empty
 
 
 BARE_REFUSAL = re.compile(

@@ -64,6 +64,10 @@ sabe sobre mim?" what it knew, where every note under the message got "I am an A
 NOTHING_KNOWN_NOTE = "\n\n(You remember nothing about me yet.)"
 """`KNOWN_NOTE` for a user of whom the prompt shows no fact: a small model makes facts up."""
 
+EMPTY_AGAIN = "\n\nYour last answer was empty. Answer the user's latest message in their language."
+"""Added to the system prompt when a reply that said nothing is asked for again
+(`assistant.nodes.respond`)."""
+
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
 something."""
