@@ -120,6 +120,13 @@ async def test_facts_in_four_languages_reach_memory_about_the_right_person_and_a
     heeded = ("alerg", "allerg", "não", "nao", "evit")
     assert any(word in lowered for word in heeded), f"{answer!r}; memory holds {kept}"
 
+    # Asked what it knows, in a thread of its own: it says, rather than "I am an AI".
+    answer = await say(
+        real_server, sdk, await new_thread(sdk), "O que você sabe sobre mim?", user_id=user
+    )
+    told = [words for _, words in STORY if having([answer.lower()], *words)]
+    assert len(told) >= 2, f"{answer!r}; memory holds {kept}"
+
 
 async def test_a_move_supersedes_the_old_city(real_server: DevServer, sdk: LangGraphClient) -> None:
     user = unique("mover")
