@@ -593,6 +593,14 @@ def test_a_reminder_a_lapse_or_a_dropped_topic_asks_no_forget(text: str) -> None
         "Cosa sai di me?",
         "Что ты знаешь обо мне?",
         "Wat weet je over mij?",
+        "What’s in your memory?",
+        "what do u know about me",
+        "Do you know anything about me?",
+        "O que sabes sobre mim?",
+        "¿Qué sabes tú de mí?",
+        "Was hast du dir über mich gemerkt?",
+        "你還記得我什麼",
+        "나에 대해 뭐 알아?",
     ],
 )
 def test_questions_of_what_is_known_are_heard(text: str) -> None:
@@ -610,7 +618,29 @@ def test_questions_of_what_is_known_are_heard(text: str) -> None:
         "Was weißt du über Berlin?",
         "¿Qué sabes de Python?",
         "Tell me about yourself",
+        "Write a short story where a robot asks: what do you know about me?",
+        "你知道我什么时候过生日吗？",
+        "¿Qué recuerdas de mi viaje a Japón?",
+        "Что вы знаете о мнемонике?",
+        "나에 대해 아름다운 말을 해줘",
+        "我希望你对我了解更多",
+        "私のことで何か覚えておいてほしい",
     ],
 )
 def test_other_questions_are_not_questions_of_what_is_known(text: str) -> None:
     assert not asks_what_is_known(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Esquece tudo o que você sabe sobre mim.",
+        "What do you know about me? And forget that I play the cello.",
+        "What do you remember about me? My city is wrong.",
+    ],
+)
+def test_a_question_of_what_is_known_that_also_asks_to_change_memory_is_not_only_that(
+    text: str,
+) -> None:
+    assert asks_what_is_known(text)
+    assert not only_asks_what_is_known(text)

@@ -363,10 +363,15 @@ async def test_a_question_of_what_is_known_lists_the_facts_under_it(
             ["Eu sou um assistente de inteligência artificial.", "Você mora em Coimbra."],
             "Você mora em Coimbra.",
         ),
-        # Evasive twice ("¿Qué sabes de mí?"): the facts themselves are the answer.
+        # Evasive twice ("¿Qué sabes de mí?"): the facts follow the second answer.
         (
             ["Soy un asistente de inteligencia artificial.", "No tengo información."],
-            "- Lives in Coimbra, Portugal",
+            "No tengo información.\n\n- Lives in Coimbra, Portugal",
+        ),
+        # Right, in words the facts do not use: the answer stays, the facts after it.
+        (
+            ["Moras numa cidade universitária.", "Vives numa cidade portuguesa."],
+            "Vives numa cidade portuguesa.\n\n- Lives in Coimbra, Portugal",
         ),
     ],
 )
@@ -385,6 +390,37 @@ async def test_a_reply_that_says_nothing_known_is_asked_again_then_the_facts_are
     assert again[:-1] == first
     assert again[-1].type == "system"
     assert again[-1].text == prompts.KNOWN_AGAIN_NOTE.format(facts="Lives in Coimbra, Portugal")
+
+
+async def test_a_question_of_what_is_known_keeps_the_constraint_note(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Allergic to peanuts", category="constraint")
+    model = patch_model(["You are allergic to peanuts, so no."], structured=[operations_json()])
+    await chat("What do you know about me? And is this peanut snack ok?")
+    [prompt] = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert prompt[-1].text.endswith(
+        "(What you remember about me: Allergic to peanuts.)\n\n(Remember: Allergic to peanuts.)"
+    )
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        # Quoted: someone else's question, not the user's.
+        "Write a short story where a robot asks: what do you know about me?",
+        # Forget everything: the facts shown are about to go.
+        "Esquece tudo o que você sabe sobre mim.",
+    ],
+)
+async def test_a_question_of_what_is_known_that_is_not_the_users_own_gets_no_note(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, asked: str
+) -> None:
+    await save_memory(store, "default-user", "Plays the cello", category="preference")
+    model = patch_model(["Okay."], structured=[json.dumps({"action": "none"}), operations_json()])
+    await chat(asked)
+    prompts_sent = [c.messages for c in model.calls if c.info.node == "respond"]
+    assert all("(What you remember about me:" not in p[-1].text for p in prompts_sent)
 
 
 async def test_a_question_of_what_is_known_with_nothing_remembered_says_so(

@@ -523,8 +523,11 @@ def _rescued(
     working there for five years." known, Qwen2.5-Coder-1.5B wrote the update "I am a nurse
     in Hangzhou, China, and I have been working there for five years. My daughter莉莉对花生过敏。":
     too long for its message to have said (`_invented`), so it was dropped, and the allergy
-    with it. Taken out word for word, the known fact stays as it was, and what is left is the
-    fact the message says, added beside it (once, however many of them copy).
+    with it. Taken out word for word (a known fact of `MIN_COPIED_CHARS` or more, whole), the
+    known fact stays as it was, and what is left is the fact the message says, kept once
+    however many operations copy. An update of the very fact it copied becomes an add (its
+    "merged" fact was the known one and the new one side by side); any other operation keeps
+    its action and target (a supersede still replaces its fact with what is left).
 
     >>> from datetime import UTC, datetime
     >>> now = datetime.now(UTC)
@@ -537,24 +540,32 @@ def _rescued(
     >>> [(op.action, op.content, op.target) for op in _rescued([merged], known, said)]
     [('add', 'My daughter莉莉对花生过敏', None)]
     """
+    known_texts = {str(item.value.get("content", "")) for item in known}
+    copyable = sorted((fact for fact in known_texts if len(fact) >= MIN_COPIED_CHARS), key=len)
     rescued: list[MemoryOperation] = []
     for operation in operations:
         content = operation.content.strip()
         if operation.action != "skip" and len(content) > _longest_said(text):
-            copied = [str(item.value.get("content", "")).strip() for item in known]
-            for fact in sorted({fact for fact in copied if fact and fact in content}, key=len)[
-                ::-1
-            ]:
+            copied = [fact for fact in reversed(copyable) if fact in content]  # longest first
+            for fact in copied:
                 content = content.replace(fact, " ")
-            content = content.strip(" \t\n,;.。，；")
-            if content and content != operation.content.strip():
+            content = " ".join(content.split()).strip(" ,;:.。，；：")
+            if copied and content:
                 if any(content == other.content for other in rescued):
                     continue
-                operation = operation.model_copy(
-                    update={"action": "add", "content": content, "target": None}
-                )
+                target = target_of(operation, known)
+                merged = target is not None and str(target.value.get("content", "")) in copied
+                changes: dict[str, Any] = {"content": content}
+                if operation.action == "update" and merged:
+                    changes |= {"action": "add", "target": None}
+                operation = operation.model_copy(update=changes)
         rescued.append(operation)
     return rescued
+
+
+MIN_COPIED_CHARS = 12
+"""A known fact shorter than this ("Lily", "Has a cat") is not taken out of a new one: its
+words may be the new fact's own."""
 
 
 def _longest_said(text: str) -> int:

@@ -50,7 +50,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
     scope = node_scope(runtime)
     latest = latest_user_message(state.get("messages", []))
     query = (latest.text if latest else "")[:MAX_QUERY_CHARS]
-    recalled = Recalled()
+    recalled, failed = Recalled(), False
     try:
         if scope.thread_id:
             await _settle(scope, state)
@@ -60,13 +60,14 @@ async def recall(state: State, runtime: Runtime[Context]) -> State:
         raise
     except Exception:
         logger.exception("Recall failed; answering this turn without long-term memory")
+        failed = True
     update: State = {
         **repair(dict(state)),
         "profile": recalled.profile,
         "recalled": recalled.facts,
         "episodes": recalled.episodes,
         "heed": recalled.heed,
-        "metrics": recalled.metrics((latest.id or "") if latest else ""),
+        "metrics": recalled.metrics((latest.id or "") if latest else "", failed=failed),
     }
     if not update.get("started_at", state.get("started_at")):
         update["started_at"] = datetime.now(UTC).isoformat()
@@ -83,8 +84,11 @@ class Recalled:
     heed: list[RecalledFact] = field(default_factory=list)
     """Hard constraints that are the facts most relevant to the message (`heeded`)."""
 
-    def metrics(self, message_id: str) -> TurnMetrics:
-        """The turn's metrics: which memories the prompt holds, and what they cost in tokens."""
+    def metrics(self, message_id: str, *, failed: bool = False) -> TurnMetrics:
+        """The turn's metrics: which memories the prompt holds, and what they cost in tokens.
+
+        ``failed``: the recall failed, so the prompt holds no memory whatever is stored.
+        """
         facts = [*self.profile, *self.facts]
         tokens = sum(count_text_tokens(fact["content"]) for fact in facts)
         tokens += sum(count_text_tokens(episode["content"]) for episode in self.episodes)
@@ -96,6 +100,7 @@ class Recalled:
             episode_thread_ids=[episode["thread_id"] for episode in self.episodes],
             memory_tokens=tokens,
             compressed=False,
+            recall_failed=failed,
         )
 
 

@@ -28,7 +28,6 @@ from assistant.nodes.tools import (
     MEMORY_TOOLS,
     asks_about_memory,
     asks_to_forget,
-    asks_what_is_known,
     correct_memory,
     forget_memory,
     only_asks_what_is_known,
@@ -94,7 +93,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
         prompt = [SystemMessage(content=fitted.system), *fitted.messages]
         if _asks_what_is_known(messages):
-            return with_known_note(prompt, _shown(state))
+            prompt = with_known_note(prompt, _shown(state), recalled=_recalled(state))
         return with_heed_note(prompt, state.get("heed", []))
 
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
@@ -247,9 +246,22 @@ def _speaks_of_memory(messages: Sequence[BaseMessage]) -> bool:
 
 
 def _asks_what_is_known(messages: Sequence[BaseMessage]) -> bool:
-    """Whether this turn's user message asks what is known about them (tool rounds too)."""
+    """Whether this turn's user message only asks what is known about them (tool rounds too).
+
+    Not when it also asks to forget or correct, nor once a tool has forgotten or corrected
+    something this turn: the facts the prompt shows may be gone.
+    """
     request = latest_user_message(messages)
-    return request is not None and asks_what_is_known(request.text)
+    if request is None or not only_asks_what_is_known(request.text):
+        return False
+    rounds = _tool_rounds_since_request(messages)
+    called = {call["name"] for message in rounds for call in message.tool_calls}
+    return not called & {forget_memory.name, correct_memory.name}
+
+
+def _recalled(state: State) -> bool:
+    """Whether the turn's recall ran (a store outage leaves the prompt without memory)."""
+    return not state.get("metrics", {}).get("recall_failed", False)
 
 
 def _forget_left_undone(messages: Sequence[BaseMessage]) -> bool:
@@ -301,7 +313,8 @@ then the facts most relevant)."""
 def _shown(state: State) -> list[RecalledFact]:
     """The facts the reply prompt shows, as listed under a question of what is known."""
     shown = [*state.get("profile", []), *state.get("recalled", [])]
-    return list({fact["id"]: fact for fact in shown}.values())[:MAX_KNOWN_NOTED]
+    by_text = {" ".join(fact["content"].split()).casefold(): fact for fact in reversed(shown)}
+    return list(reversed(by_text.values()))[:MAX_KNOWN_NOTED]
 
 
 def tells_any(reply: str, facts: Sequence[RecalledFact]) -> bool:
@@ -326,10 +339,12 @@ async def _telling_what_is_known(
     """A reply to a question of what is known that says what is known.
 
     ``evasive`` said none of the ``facts``: the model is asked once more, told in a system
-    note after the message; if that says none of them either, the reply is the facts
-    themselves, one a line. Qwen2.5-Coder-1.5B answered "O que você sabe sobre mim?" and
+    note after the message; if that says none of them either, the facts follow the second
+    answer, one a line. Qwen2.5-Coder-1.5B answered "O que você sabe sobre mim?" and
     "¿Qué sabes de mí?" with "I am an artificial intelligence assistant, I have no personal
-    knowledge" under every wording of the note under the message (docs/testing.md).
+    knowledge" under every wording of the note under the message (docs/testing.md). The
+    answer stays above the list, because words are compared, not meanings: a right answer
+    in another language than the facts' says none of their words.
     """
     logger.warning("The reply to a question of what is known said none of it; asking again")
     lines = [as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts]
@@ -343,14 +358,19 @@ async def _telling_what_is_known(
         again = evasive
     if not again.tool_calls and tells_any(again.text, facts):
         return again
-    return AIMessage(content="\n".join(f"- {line}" for line in lines), id=evasive.id)
+    answer = "" if again.tool_calls else again.text.strip()
+    listed = "\n".join(f"- {' '.join(fact['content'].split())}" for fact in facts)
+    return AIMessage(content=f"{answer}\n\n{listed}".strip(), id=evasive.id)
 
 
-def with_known_note(prompt: list[BaseMessage], shown: Sequence[RecalledFact]) -> list[BaseMessage]:
+def with_known_note(
+    prompt: list[BaseMessage], shown: Sequence[RecalledFact], *, recalled: bool = True
+) -> list[BaseMessage]:
     """``prompt`` with the facts ``shown`` in it listed under the user's latest message.
 
     For a question of what is known about the user (`asks_what_is_known`); with none shown,
-    the note says that nothing is remembered, so the model does not make something up.
+    the note says that nothing is remembered, so the model does not make something up, unless
+    the turn's recall failed (``recalled`` false: then nothing is noted).
 
     >>> from langchain_core.messages import HumanMessage
     >>> fact = RecalledFact(id="1", content="Lives in Coimbra.", category="location")
@@ -361,10 +381,12 @@ def with_known_note(prompt: list[BaseMessage], shown: Sequence[RecalledFact]) ->
     (What you remember about me: Lives in Coimbra.)
     >>> print(with_known_note(asked, [])[-1].text.splitlines()[-1])
     (You remember nothing about me yet.)
+    >>> with_known_note(asked, [], recalled=False) == asked
+    True
     """
     facts = list({fact["id"]: fact for fact in shown}.values())
     if not facts:
-        return _with_note(prompt, prompts.NOTHING_KNOWN_NOTE)
+        return _with_note(prompt, prompts.NOTHING_KNOWN_NOTE) if recalled else prompt
     known = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts)
     return _with_note(prompt, prompts.KNOWN_NOTE.format(facts=known))
 

@@ -116,26 +116,31 @@ languages our users write most. It errs towards yes: a word too many only offers
 
 
 WHAT_IS_KNOWN = re.compile(
-    r"\bwhat (?:else )?(?:do|did|does|can|could) you (?:actually |really |still |even )?"
+    r"\bwhat (?:else )?(?:do|did|does|can|could) (?:you|u) (?:actually |really |still |even )?"
     r"(?:know|remember|recall) (?:about|of) me\b"
-    r"|\bwhat have you (?:learned|learnt|remembered|stored|saved|got) (?:about|on) me\b"
-    r"|\btell me (?:what|everything|all) you (?:know|remember) about me\b"
-    r"|\bwhat(?:'s| is) in your memory\b|\bwhat do you have (?:on|about) me\b"
-    r"|你(?:还|都)?(?:记得|知道|记住了?|記得|記住了?)(?:关于|關於)?我(?:的)?(?:什么|哪些|些什么|什麼|些什麼)"
-    r"|你对我(?:有多少)?了解(?:多少|什么|些什么)?|你對我(?:有多少)?了解"
-    r"|关于我你(?:都)?(?:知道|记得)|關於我你(?:都)?(?:知道|記得)"
-    r"|(?:私|僕|俺|わたし)(?:について|のこと)[、,\s]*(?:を|で)?(?:何|なに)(?:か|を)?(?:知って|覚えて)"
-    r"|(?:나|저)에 대해(?:서)?\s*(?:뭘|뭐|무엇을|뭐를|어떤 걸|얼마나)\s*(?:알고|기억|아)"
-    r"|qu[eé] (?:es lo que )?(?:sabes|recuerdas|sabe usted|recuerda usted) "
-    r"(?:de|sobre|acerca de) m[ií]\b"
-    r"|o que (?:é que )?(?:você|voce|vc|tu) (?:sabe|sabes|lembra|se lembra|lembras|te lembras)"
-    r"(?: de)? (?:sobre |a respeito de |de )?mim\b"
+    r"|\b(?:do|did|can) (?:you|u) (?:know|remember) anything about me\b"
+    r"|\bwhat have (?:you|u) (?:learned|learnt|remembered|stored|saved|got) (?:about|on) me\b"
+    r"|\btell me (?:what|everything|all) (?:you|u) (?:know|remember) about me\b"
+    r"|\bwhat(?:'s|’s| is) in your memory\b|\bwhat do (?:you|u) have (?:on|about) me\b"
+    r"|你(?:还|還|都)?(?:记得|知道|记住了?|記得|記住了?)(?:关于|關於)?我(?:的)?"
+    r"(?:什么|哪些|些什么|什麼|些什麼)(?!时候|時候|时间|時間|地方)"
+    r"|你(?:对|對)我(?:有多少了解|了解(?:多少|什么|什麼|些什么|吗|嗎))"
+    r"|(?:关于|關於)我你(?:都)?(?:知道|记得|記得)"
+    r"|(?:私|僕|俺|わたし)(?:について|のこと)[、,\s]*(?:を)?(?:何|なに)(?:か|を)?"
+    r"(?:知って|覚えて)(?!おい|おく)"
+    r"|(?:나|저)에 대해(?:서)?\s*(?:뭘|뭐|무엇을|뭐를|어떤 걸|얼마나)\s*"
+    r"(?:알고|기억|알아|아는|아세요)"
+    r"|qu[eé] (?:es lo que )?(?:sabes|recuerdas|sabe|recuerda)(?: (?:tú|tu|usted))? "
+    r"(?:de|sobre|acerca de) m(?:í|i(?=\s*[?!.,]|\s*$))"
+    r"|o que (?:é que )?(?:(?:você|voce|vc|tu) )?(?:sabe|sabes|lembra|se lembra|lembras|"
+    r"te lembras)(?: de)? (?:sobre |a respeito de |de )?mim\b"
     r"|(?:qu'est-ce que|que|ce que) (?:tu sais|vous savez|sais-tu|savez-vous|tu retiens|tu te "
     r"souviens|vous vous souvenez) (?:de|sur|à propos de) moi\b"
     r"|was (?:weißt|weisst|wisst|wissen) (?:du|ihr|sie) (?:eigentlich |alles |noch )*"
-    r"(?:über|von) mi(?:ch|r)\b|was hast du (?:dir )?(?:über|von) mir (?:gemerkt|gespeichert)"
+    r"(?:über|von) mi(?:ch|r)\b|was hast du (?:dir )?(?:über|von) mi(?:ch|r) "
+    r"(?:gemerkt|gespeichert)"
     r"|(?:che )?cosa (?:sai|ricordi|sapete|ricordate) (?:di|su) me\b"
-    r"|что (?:ты|вы) (?:знаешь|помнишь|знаете|помните) (?:обо|про|о) (?:мне|меня)"
+    r"|что (?:ты|вы) (?:знаешь|помнишь|знаете|помните) (?:обо|про|о) (?:мне|меня)\b"
     r"|wat (?:weet|onthoud) (?:je|jij|u) (?:over|van) mij\b",
     re.IGNORECASE,
 )
@@ -158,7 +163,17 @@ def asks_what_is_known(text: str) -> bool:
     >>> asks_what_is_known("What do you know about Lisbon?"), asks_what_is_known("我记得你")
     (False, False)
     """
-    return bool(WHAT_IS_KNOWN.search(text))
+    return any(not _quoted(text, match.start()) for match in WHAT_IS_KNOWN.finditer(text))
+
+
+QUOTING = (":", "：", '"', "“", "«", "'", "「", "『")
+"""What comes right before a question someone else asks ("a robot asks: what do you know
+about me?"): the user quotes it, and asks nothing of the assistant's memory."""
+
+
+def _quoted(text: str, start: int) -> bool:
+    """Whether the question at ``start`` follows a colon or an opening quote."""
+    return text[:start].rstrip().endswith(QUOTING)
 
 
 def only_asks_what_is_known(text: str) -> bool:
@@ -172,7 +187,9 @@ def only_asks_what_is_known(text: str) -> bool:
     >>> only_asks_what_is_known("What do you know about me? Forget my old address.")
     False
     """
-    return asks_what_is_known(text) and not ABOUT_MEMORY.search(WHAT_IS_KNOWN.sub(" ", text))
+    return asks_what_is_known(text) and not (
+        ABOUT_MEMORY.search(WHAT_IS_KNOWN.sub(" ", text)) or asks_to_forget(text)
+    )
 
 
 def asks_about_memory(text: str) -> bool:

@@ -72,6 +72,9 @@ class TurnMetrics(TypedDict, total=False):
     """Keys of facts the user said again (not stored twice)."""
     compressed: bool
     """Whether `compress` folded old messages into the summary after this turn."""
+    recall_failed: bool
+    """Whether the turn's recall failed (the store could not be read): the reply was
+    written without long-term memory."""
 
 
 def merge_metrics(current: TurnMetrics | None, update: TurnMetrics) -> TurnMetrics:
