@@ -363,11 +363,13 @@ async def test_a_question_of_what_is_known_lists_the_facts_under_it(
             ["Eu sou um assistente de inteligência artificial.", "Você mora em Coimbra."],
             "Você mora em Coimbra.",
         ),
-        # Evasive twice ("¿Qué sabes de mí?"): the facts follow the second answer.
+        # Evasive twice ("¿Qué sabes de mí?"): the facts are the answer.
         (
-            ["Soy un asistente de inteligencia artificial.", "No tengo información."],
-            "No tengo información.\n\n- Lives in Coimbra, Portugal",
+            ["No tengo información.", "Soy un asistente de inteligencia artificial."],
+            "- Lives in Coimbra, Portugal",
         ),
+        # Asked back: no answer either.
+        (["Cosa sai di me?", "Cosa sai di te?"], "- Lives in Coimbra, Portugal"),
         # Right, in words the facts do not use: the answer stays, the facts after it.
         (
             ["Moras numa cidade universitária.", "Vives numa cidade portuguesa."],

@@ -329,6 +329,38 @@ def tells_any(reply: str, facts: Sequence[RecalledFact]) -> bool:
     return any(names_a_word_of(reply, fact["content"]) for fact in facts)
 
 
+SELF_DESCRIPTION = re.compile(
+    r"\b(?:I am|I'm|I’m|as) an? (?:AI|artificial intelligence|language model|virtual assistant)\b"
+    r"|\b(?:soy|sou|sono|je suis|ich bin) (?:un|una|um|uma|ein|eine|une) "
+    r"(?:asistente|assistente|assistant|Assistent|KI|IA|modelo|modèle|modello)\b"
+    r"|我是(?:一个|一名|一款)?(?:人工智能|AI|语言模型|智能助手|助手)|私は(?:AI|人工知能|アシスタント)"
+    r"|저는 (?:AI|인공지능)|я\s*(?:—\s*)?(?:искусственный интеллект|ИИ|ассистент|языковая модель)",
+    re.IGNORECASE,
+)
+"""A reply that says what the assistant is ("I am an artificial intelligence assistant"):
+what Qwen2.5-Coder-1.5B answers "¿Qué sabes de mí?" with, in the user's language."""
+
+
+def answers_nothing(text: str) -> bool:
+    """Whether a reply to a question of what is known is no answer to it.
+
+    It says what the assistant is, or only asks a short question back ("Cosa sai di te?"
+    answered "Cosa sai di me?").
+
+    >>> answers_nothing("Soy un asistente de inteligencia artificial, no tengo experiencias.")
+    True
+    >>> answers_nothing("Cosa sai di te?"), answers_nothing("Vives em Coimbra, com o Miau.")
+    (True, False)
+    """
+    stripped = text.strip()
+    short_question = stripped.endswith(("?", "？")) and len(stripped) < SHORT_QUESTION_CHARS
+    return bool(SELF_DESCRIPTION.search(stripped)) or short_question
+
+
+SHORT_QUESTION_CHARS = 80
+"""A reply this short that ends in a question mark only asks back."""
+
+
 async def _telling_what_is_known(
     model: BaseChatModel,
     prompt: list[BaseMessage],
@@ -340,11 +372,12 @@ async def _telling_what_is_known(
 
     ``evasive`` said none of the ``facts``: the model is asked once more, told in a system
     note after the message; if that says none of them either, the facts follow the second
-    answer, one a line. Qwen2.5-Coder-1.5B answered "O que você sabe sobre mim?" and
-    "¿Qué sabes de mí?" with "I am an artificial intelligence assistant, I have no personal
-    knowledge" under every wording of the note under the message (docs/testing.md). The
-    answer stays above the list, because words are compared, not meanings: a right answer
-    in another language than the facts' says none of their words.
+    answer, one a line, or stand alone when it is no answer (`answers_nothing`).
+    Qwen2.5-Coder-1.5B answered "O que você sabe sobre mim?" and "¿Qué sabes de mí?" with
+    "I am an artificial intelligence assistant, I have no personal knowledge" under every
+    wording of the note under the message (docs/testing.md). Any other answer stays above
+    the list, because words are compared, not meanings: a right answer in another language
+    than the facts' says none of their words.
     """
     logger.warning("The reply to a question of what is known said none of it; asking again")
     lines = [as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts]
@@ -358,7 +391,7 @@ async def _telling_what_is_known(
         again = evasive
     if not again.tool_calls and tells_any(again.text, facts):
         return again
-    answer = "" if again.tool_calls else again.text.strip()
+    answer = "" if again.tool_calls or answers_nothing(again.text) else again.text.strip()
     listed = "\n".join(f"- {' '.join(fact['content'].split())}" for fact in facts)
     return AIMessage(content=f"{answer}\n\n{listed}".strip(), id=evasive.id)
 
