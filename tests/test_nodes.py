@@ -524,6 +524,24 @@ async def test_json_asked_for_and_fenced_is_a_reply_and_json_twice_is_taken_out(
     assert state["messages"][-1].text == "Noted, I will keep it in mind."
 
 
+async def test_a_reply_that_says_one_line_over_and_over_keeps_it_once(
+    patch_model: PatchModel, chat: Chat
+) -> None:
+    # Qwen2.5-Coder-1.5B in the real-model tier (run 38), until its token cap.
+    looped = "\n\n".join(
+        [
+            "Claro:",
+            "1. Misture o açúcar.",
+            *(f"{n}. Coloque o chocolate em cima." for n in range(2, 40)),
+        ]
+    )
+    patch_model([looped], structured=[operations_json()])
+    state = await chat("Como faço um bolo de chocolate?")
+    assert state["messages"][-1].text == (
+        "Claro:\n\n1. Misture o açúcar.\n\n2. Coloque o chocolate em cima."
+    )
+
+
 async def test_an_empty_reply_is_asked_for_again_then_becomes_a_request_to_say_it_again(
     patch_model: PatchModel, chat: Chat
 ) -> None:

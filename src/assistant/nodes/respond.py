@@ -155,6 +155,11 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if not response.tool_calls and not response.text.strip():
         # Empty twice: never an empty message.
         response = response.model_copy(update={"content": UNSAID_REPLY})
+    if not response.tool_calls and isinstance(response.content, str):
+        said_once = without_repeated_lines(response.content)
+        if said_once != response.content:
+            logger.warning("The reply said one line over and over; kept once")
+            response = response.model_copy(update={"content": said_once})
     if response.tool_calls and not tools_allowed:
         # Out of tool rounds but the model still asked: answer in words, no dangling calls.
         response = AIMessage(content=response.text or TOOL_LIMIT_REPLY, id=response.id)
@@ -673,6 +678,56 @@ def _without_markup(text: str) -> str:
         if plain.strip() or not line.strip():
             kept.append(plain)
     return "\n".join(kept).strip()
+
+
+LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
+"""A list item's number or bullet, left out when lines are compared."""
+
+REPEATS_KEPT_ONCE = 3
+"""A line said this many times in a row or more is kept once."""
+
+
+def without_repeated_lines(text: str) -> str:
+    r"""``text`` with a line said over and over in a row kept once.
+
+    A small model that starts repeating itself writes one line until its token cap: in the
+    real-model tier (run 38) a peanut-cake recipe ended with "Colocar o chocolate em cima:
+    Coloque o chocolate em cima do bolo." 38 times, numbered 5 to 42. Lines are compared
+    without their number or bullet and end punctuation; blank lines between them do not
+    count, and a line said twice stays twice. Code in a fence, and lines of punctuation
+    only, are left as they are.
+
+    >>> print(without_repeated_lines("1. Mix.\n\n2. Bake.\n\n3. Bake.\n\n4. Bake.\n\n5. Bake"))
+    1. Mix.
+    <BLANKLINE>
+    2. Bake.
+    >>> without_repeated_lines("Stir.\nStir.\nServe.")
+    'Stir.\nStir.\nServe.'
+    >>> code = "```\nx = 1\nx = 1\nx = 1\n```\n}\n}\n}"
+    >>> without_repeated_lines(code) == code
+    True
+    """
+    lines = text.split("\n")
+    keys, fenced = [], False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        key = LIST_MARK.sub("", line).strip().rstrip(".。!！ ").casefold()
+        keys.append("" if fenced or not re.search(r"\w\w", key) else key)
+    said = [i for i, key in enumerate(keys) if key]
+    dropped: set[int] = set()
+    start = 0
+    while start < len(said):
+        end = start
+        while end + 1 < len(said) and keys[said[end + 1]] == keys[said[start]]:
+            end += 1
+        if end - start + 1 >= REPEATS_KEPT_ONCE:
+            dropped.update(range(said[start] + 1, said[end] + 1))
+        start = end + 1
+    if not dropped:
+        return text
+    kept = "\n".join(line for i, line in enumerate(lines) if i not in dropped)
+    return re.sub(r"\n{3,}", "\n\n", kept).rstrip()
 
 
 def _reply(response: BaseMessage) -> AIMessage:
