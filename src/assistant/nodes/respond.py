@@ -259,9 +259,7 @@ def _asks_what_is_known(messages: Sequence[BaseMessage]) -> bool:
     request = latest_user_message(messages)
     if request is None or not only_asks_what_is_known(request.text):
         return False
-    rounds = _tool_rounds_since_request(messages)
-    called = {call["name"] for message in rounds for call in message.tool_calls}
-    return not called & {forget_memory.name, correct_memory.name}
+    return not _changed_by_tools(messages)
 
 
 def _recalled(state: State) -> bool:
@@ -286,9 +284,14 @@ def _forget_left_undone(messages: Sequence[BaseMessage]) -> bool:
     request = latest_user_message(messages)
     if request is None or not asks_to_forget(request.text):
         return False
+    return not _changed_by_tools(messages)
+
+
+def _changed_by_tools(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the model has called `forget_memory` or `correct_memory` this turn."""
     rounds = _tool_rounds_since_request(messages)
     called = {call["name"] for message in rounds for call in message.tool_calls}
-    return not called & {forget_memory.name, correct_memory.name}
+    return bool(called & {forget_memory.name, correct_memory.name})
 
 
 async def _carry_out(
