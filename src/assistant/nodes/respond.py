@@ -90,10 +90,14 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if warning:
         trace["metadata"] = {**trace.get("metadata", {}), "memory_warning": warning}
 
+    # A question of what is known never sets off a forget or correction (`_speaks_of_memory`),
+    # so the facts the prompt shows stay those of the whole turn.
+    known = _shown(state) if _asks_what_is_known(messages) else None
+
     def prompt_of(fitted: FittedPrompt) -> list[BaseMessage]:
         prompt = [SystemMessage(content=fitted.system), *fitted.messages]
-        if _asks_what_is_known(messages):
-            prompt = with_known_note(prompt, _shown(state), recalled=_recalled(state))
+        if known is not None:
+            prompt = with_known_note(prompt, known, recalled=_recalled(state))
         return with_heed_note(prompt, state.get("heed", []))
 
     # Memory figures ride into LangSmith traces; a model without tools answers without them.
@@ -136,13 +140,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
                 response = _reply(await providers.ainvoke_with_tools(model, tools, prompt, trace))
             except Exception:  # done is done: the first reply stands rather than no reply
                 logger.warning("Answering again with what was done failed", exc_info=True)
-    known = _shown(state)
-    if (
-        _asks_what_is_known(messages)
-        and known
-        and not response.tool_calls
-        and not tells_any(response.text, known)
-    ):
+    if known and not response.tool_calls and not tells_any(response.text, known):
         response = await _telling_what_is_known(model, prompt, trace, response, known)
     if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
@@ -388,8 +386,7 @@ async def _telling_what_is_known(
     than the facts' says none of their words.
     """
     logger.warning("The reply to a question of what is known said none of it; asking again")
-    lines = [as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts]
-    note = prompts.KNOWN_AGAIN_NOTE.format(facts="; ".join(lines))
+    note = prompts.KNOWN_AGAIN_NOTE.format(facts=_inline(facts))
     try:
         again = _reply(
             await providers.ainvoke_with_tools(model, [], [*prompt, SystemMessage(note)], trace)
@@ -428,8 +425,7 @@ def with_known_note(
     facts = list({fact["id"]: fact for fact in shown}.values())
     if not facts:
         return _with_note(prompt, prompts.NOTHING_KNOWN_NOTE) if recalled else prompt
-    known = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts)
-    return _with_note(prompt, prompts.KNOWN_NOTE.format(facts=known))
+    return _with_note(prompt, prompts.KNOWN_NOTE.format(facts=_inline(facts)))
 
 
 def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> list[BaseMessage]:
@@ -449,8 +445,12 @@ def with_heed_note(prompt: list[BaseMessage], heed: Sequence[RecalledFact]) -> l
     """
     if not heed:
         return prompt
-    constraints = "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in heed)
-    return _with_note(prompt, prompts.HEED_NOTE.format(constraints=constraints))
+    return _with_note(prompt, prompts.HEED_NOTE.format(constraints=_inline(heed)))
+
+
+def _inline(facts: Sequence[RecalledFact]) -> str:
+    """``facts`` as data on one line for a prompt's note, separated by semicolons."""
+    return "; ".join(as_data(fact["content"], one_line=True).rstrip(" .。") for fact in facts)
 
 
 def _with_note(prompt: list[BaseMessage], note: str) -> list[BaseMessage]:
@@ -582,13 +582,18 @@ async def _plainly(
     the words and never the markup.
     """
     logger.warning("The reply wrote out the prompt, tools or data, or the message; asking again")
-    system, *rest = prompt
-    again = [SystemMessage(content=f"{system.text}{PLAINLY}"), *rest]
+    again = _with_system_line(prompt, PLAINLY)
     response = _reply(await providers.ainvoke_with_tools(model, tools, again, trace))
     if response.tool_calls or not echoes_prompt(response.text):
         return response
     text = _without_markup(response.text) or _without_markup(echoed.text) or UNSAID_REPLY
     return response.model_copy(update={"content": text})
+
+
+def _with_system_line(prompt: list[BaseMessage], line: str) -> list[BaseMessage]:
+    """``prompt`` with ``line`` at the end of its system prompt (the cached prefix still serves)."""
+    system, *rest = prompt
+    return [SystemMessage(content=f"{system.text}{line}"), *rest]
 
 
 async def _said_again(
@@ -602,8 +607,7 @@ async def _said_again(
     ``empty`` stays if this call fails.
     """
     logger.warning("The model's reply was empty; asking again")
-    system, *rest = prompt
-    again = [SystemMessage(content=f"{system.text}{prompts.EMPTY_AGAIN}"), *rest]
+    again = _with_system_line(prompt, prompts.EMPTY_AGAIN)
     try:
         return _reply(await providers.ainvoke_with_tools(model, [], again, trace))
     except Exception:  # the turn still gets a reply: the request to say it again
