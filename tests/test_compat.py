@@ -14,6 +14,7 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant.compat import (
     base_store,
+    current_keys,
     inmemory_namespace_size,
     mcp_open_sessions,
     newest_items,
@@ -103,6 +104,28 @@ async def test_the_newest_rows_of_a_postgres_namespace_are_read_as_its_search_li
     assert [item.namespace for item in newest] == [facts] * 3
     assert [item.key for item in wrapped] == ["k1", "k4", "k3"]
     assert await newest_items(InMemoryStore(), facts, 3) is None  # it lists them itself
+
+
+@pytest.mark.postgres
+async def test_the_current_keys_of_a_postgres_namespace_are_read_without_their_values(
+    open_unit_postgres_store: Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]],
+) -> None:
+    facts = ("user_facts", "alice")
+    async with open_unit_postgres_store(PrefixedEmbeddings()) as store:
+        await store.aput(facts, "now", {"content": "Lives in Porto"}, index=False)
+        await store.aput(facts, "said", {"content": "Likes tea", "status": "current"}, index=False)
+        await store.aput(facts, "old", {"content": "Lives in Lyon", "status": "superseded"})
+        await store.aput(facts, "gone", {"content": "Has a cat"}, index=False)
+        await store.adelete(facts, "gone")
+        await store.aput(("user_facts", "alice_2"), "hers", {"content": "Not hers"}, index=False)
+        from langgraph_runtime_inmem.store import BatchedStore
+
+        asked = ["now", "said", "old", "gone", "hers", "never"]
+        current = await current_keys(store, facts, asked)
+        wrapped = await current_keys(BatchedStore(store), facts, asked)
+
+    assert current == wrapped == {"now", "said"}
+    assert await current_keys(InMemoryStore(), facts, asked) is None  # it reads the items
 
 
 # --------------------------------------------------------------------------- internals relied on

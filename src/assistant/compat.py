@@ -60,7 +60,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import weakref
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ from langgraph.store.memory import InMemoryStore
 __all__ = [
     "DevThreadRecords",
     "base_store",
+    "current_keys",
     "dev_thread_records",
     "index_newest_rows",
     "inmemory_namespace_size",
@@ -145,6 +146,33 @@ async def newest_items(
             rows = await cursor.fetchall()
     loader = base._deserializer  # type: ignore[attr-defined]
     return [_row_to_item(namespace, row, loader=loader) for row in rows]
+
+
+async def current_keys(
+    store: BaseStore, namespace: tuple[str, ...], keys: Sequence[str]
+) -> set[str] | None:
+    """Which of ``keys`` are stored in ``namespace`` and not superseded: their keys alone.
+
+    One plain query that returns no values, for a reader that already holds them (the
+    recall index re-reading its hits); None for a store without :func:`index_newest_rows`,
+    which reads the items themselves.
+    """
+    base = base_store(store)
+    if base not in _NEWEST_ROWS_INDEXED:
+        return None
+    from langgraph.store.postgres.base import _namespace_to_text
+
+    omit_expired = base._omit_expired  # type: ignore[attr-defined]
+    expiry = "AND (expires_at IS NULL OR expires_at > NOW())" if omit_expired else ""
+    query = (
+        "SELECT key FROM store WHERE prefix = %s AND key = ANY(%s) "
+        f"AND COALESCE(value->>'status', 'current') <> 'superseded' {expiry}"
+    )
+    async with base.conn.connection() as conn:  # type: ignore[attr-defined]
+        async with conn.cursor() as cursor:
+            await cursor.execute(query, (_namespace_to_text(namespace), list(keys)))
+            rows = await cursor.fetchall()
+    return {row["key"] if isinstance(row, dict) else row[0] for row in rows}
 
 
 def inmemory_namespace_size(store: BaseStore, namespace: tuple[str, ...]) -> int | None:

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 
+from assistant.compat import current_keys
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import is_current
 from assistant.memory.search.query import (
+    QueryPlan,
     analyze_query,
     frequent_names,
     mentioned_speakers,
@@ -38,7 +40,14 @@ from assistant.memory.search.ranking import (
     rank,
     store_ranking,
 )
-from assistant.memory.search.sync import ready_index, record_write, settle_windows, warm_index
+from assistant.memory.search.sync import (
+    held_index,
+    ready_index,
+    record_write,
+    settle_windows,
+    warm_index,
+)
+from assistant.memory.search.user_index import UserIndex
 from assistant.memory.search.vectors import LIST_PAGE, store_embeddings
 
 __all__ = [
@@ -72,26 +81,30 @@ async def hybrid_search(
     if limit <= 0:
         return []
     now = now or datetime.now(UTC)
-    index = await ready_index(store, namespace)
+    # The query is planned on the index as held and embedded while the index is checked
+    # against the store (a revision read, a probe of the newest facts): both take a few ms.
+    held = await held_index(store, namespace)
+    early = _planned(query, now, held, weights) if held is not None else None
+    early_vector = _embedding(store, early[0].text) if early is not None else None
+    try:
+        index = await ready_index(store, namespace)
+    except BaseException:
+        _cancel(early_vector)
+        raise
     if index is None:  # a first, large build runs: the store's own vector search meanwhile
+        _cancel(early_vector)
         return await _fresh(
             store, namespace, await _store_search(store, namespace, query, limit, weights)
         )
     if not len(index):
+        _cancel(early_vector)
         return []  # nothing to rank: the query is not even embedded
-    plan = analyze_query(query, now.date(), expand_dates=weights.expand_dates)
-    speakers = mentioned_speakers(plan, index.lexical.tags_of_kind("speaker"))
-    if speakers and weights.speaker_boost:
-        # The speaker asked about is matched by who said a memory, not by its words:
-        # "What did Caroline do?" should not find every "Hi Caroline!".
-        plan = without_names(plan, speakers)
-    elif weights.frequent_name_share:
-        # Without speakers, a name most memories hold is one of the people talking.
-        share = weights.frequent_name_share
-        plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
-    # The query goes to the embedder first; the keyword side is worked out while it is
-    # embedded (the embedder runs on its own thread, outside the GIL).
-    embedding = asyncio.ensure_future(store_embeddings(store).aembed_query(plan.text))
+    plan, speakers = _planned(query, now, index, weights)
+    if early_vector is not None and early is not None and early[0].text == plan.text:
+        embedding = early_vector
+    else:  # planned anew on the checked index, which named other people
+        _cancel(early_vector)
+        embedding = _embedding(store, plan.text)
     await asyncio.sleep(0)
     try:
         keywords = keyword_side(index, plan, weights)
@@ -110,7 +123,34 @@ async def hybrid_search(
         limit=limit,
         weights=weights,
     )
-    return await _fresh(store, namespace, ranked)
+    return await _fresh(store, namespace, ranked, index)
+
+
+def _planned(
+    query: str, now: datetime, index: UserIndex, weights: FusionWeights
+) -> tuple[QueryPlan, list[str]]:
+    """The query's plan on ``index``, and the speakers it names."""
+    plan = analyze_query(query, now.date(), expand_dates=weights.expand_dates)
+    speakers = mentioned_speakers(plan, index.lexical.tags_of_kind("speaker"))
+    if speakers and weights.speaker_boost:
+        # The speaker asked about is matched by who said a memory, not by its words:
+        # "What did Caroline do?" should not find every "Hi Caroline!".
+        return without_names(plan, speakers), speakers
+    if weights.frequent_name_share:
+        # Without speakers, a name most memories hold is one of the people talking.
+        share = weights.frequent_name_share
+        plan = without_names(plan, frequent_names(plan, index.lexical, share=share))
+    return plan, speakers
+
+
+def _embedding(store: BaseStore, text: str) -> asyncio.Future[list[float]]:
+    """The query's embedding, started now on the embedder's own thread (outside the GIL)."""
+    return asyncio.ensure_future(store_embeddings(store).aembed_query(text))
+
+
+def _cancel(embedding: asyncio.Future[list[float]] | None) -> None:
+    if embedding is not None:
+        embedding.cancel()
 
 
 async def text_vectors(
@@ -171,28 +211,43 @@ async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[Sea
         keys = [item.key for item in found]
     else:
         keys = list(index.pinned)
-    fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys])
+    fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys], index)
     return sorted(fresh, key=lambda item: (str(item.value.get("created_at", "")), item.key))
 
 
 async def _fresh(
-    store: BaseStore, namespace: tuple[str, ...], ranked: list[tuple[str, float]]
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    ranked: list[tuple[str, float]],
+    index: UserIndex | None = None,
 ) -> list[SearchItem]:
-    """Re-read the hits from the store, dropping any deleted or superseded meanwhile."""
+    """Re-read the hits from the store, dropping any deleted or superseded meanwhile.
+
+    With the ``index`` that ranked them, a Postgres store is asked only which keys are
+    still current (`assistant.compat.current_keys`) and the values come from the index,
+    which holds them as of its last check against the store; any other store is read.
+    """
     if not ranked:
         return []
+    if index is not None:
+        current = await current_keys(store, namespace, [key for key, _ in ranked])
+        if current is not None:
+            held = [(index.items.get(key), score) for key, score in ranked if key in current]
+            return [_hit(item, score) for item, score in held if item is not None]
     items = await store.abatch([GetOp(namespace, key) for key, _ in ranked])
-    results: list[SearchItem] = []
-    for (key, score), item in zip(ranked, items, strict=True):
-        if isinstance(item, Item) and is_current(item.value):
-            results.append(
-                SearchItem(
-                    namespace=item.namespace,
-                    key=key,
-                    value=item.value,
-                    created_at=item.created_at,
-                    updated_at=item.updated_at,
-                    score=score,
-                )
-            )
-    return results
+    return [
+        _hit(item, score)
+        for (_, score), item in zip(ranked, items, strict=True)
+        if isinstance(item, Item) and is_current(item.value)
+    ]
+
+
+def _hit(item: Item, score: float) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )

@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "COLD_EMBED_LIMIT",
     "PROBE_SIZE",
+    "held_index",
     "ready_index",
     "record_write",
     "settle_windows",
@@ -311,6 +312,16 @@ async def _probed_tail(
     freshness.listed = offset + len(page)
     changed: list[Item] = [item for item in page if _differs(index, item)]
     return changed
+
+
+async def held_index(store: BaseStore, namespace: tuple[str, ...]) -> UserIndex | None:
+    """The user's index as this process holds it, not checked against the store (no read).
+
+    None before its first listing. A search plans its query on it, so the query is embedded
+    while :func:`ready_index` checks the store.
+    """
+    index = await _user_index(store, namespace)
+    return index if index.freshness.searchable else None
 
 
 async def ready_index(store: BaseStore, namespace: tuple[str, ...]) -> UserIndex | None:
