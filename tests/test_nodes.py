@@ -27,9 +27,17 @@ from assistant.inference.tokens import (
     count_messages_tokens,
     count_text_tokens,
 )
+from assistant import memory
 from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.nodes.recall import WHOLE_MEMORY_FACTS
-from assistant.nodes.requests import NOTHING_MATCHED, MemoryRequest
+from assistant.memory.facts import supersede_memory
+from assistant.memory.writer import Writer
+from assistant.nodes.requests import (
+    FORGOT_EVERYTHING,
+    NOTHING_MATCHED,
+    NOTHING_TO_FORGET,
+    MemoryRequest,
+)
 from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY
 from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
 from assistant.run import prompts
@@ -309,6 +317,62 @@ async def test_a_forget_takes_only_facts_the_message_names(
     assert ("Camille habite à Lyon depuis 2019" in kept) == ("Lyon" not in asked), kept
     changes = between(system_prompt(model), "memory_changes")
     assert (left == 3) == (NOTHING_MATCHED in changes), changes
+
+
+@pytest.mark.parametrize(
+    ("asked", "replies", "misuses"),
+    [
+        # Qwen2.5-Coder-1.5B: "Esquece tudo" named no fact, so nothing went, and it said it forgot.
+        ("Esquece tudo o que sabes sobre mim.", ["Pronto, esqueci tudo."], True),
+        ("请忘掉关于我的一切。", ["好的。"], True),
+        # Tools offered and answered in words only: carried out after the reply, answered again.
+        (
+            "Forget everything you know about me, please.",
+            ["Sure, I'll forget everything.", "Done: I remember nothing about you now."],
+            False,
+        ),
+    ],
+)
+async def test_a_request_to_forget_everything_forgets_every_fact(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    asked: str,
+    replies: list[str],
+    misuses: bool,
+) -> None:
+    user = "default-user"
+    for fact in ("Daughter Lily is allergic to peanuts", "住在杭州"):
+        await save_memory(store, user, fact, category="constraint")
+    moved = await save_memory(store, user, "Lives in Lyon", category="location")
+    await supersede_memory(
+        Writer(store=store, user_id=user), moved, "Lives in Porto", action="supersede"
+    )
+    model = patch_model(replies, structured=[operations_json()])
+    providers.profile_for(model).misuses_tools = misuses
+    try:
+        state = await chat(asked)
+    finally:
+        providers.forget_providers()
+    assert await memory.UserMemory(store, user).facts(include_superseded=True) == []
+    assert not [call for call in model.calls if call.info.schema is MemoryRequest]  # no choice
+    changes = between(system_prompt(model), "memory_changes").strip()
+    assert changes == FORGOT_EVERYTHING.format(count=3)
+    assert state["messages"][-1].text == replies[-1]
+    audit = await memory.UserMemory(store, user).audit()
+    assert len([entry for entry in audit if entry.get("action") == "forget"]) >= 3, audit
+
+
+async def test_a_request_to_forget_everything_with_nothing_known_says_so(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    model = patch_model(["Não sei nada sobre ti."], structured=[operations_json()])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat("Esquece tudo!")
+    finally:
+        providers.forget_providers()
+    assert between(system_prompt(model), "memory_changes").strip() == NOTHING_TO_FORGET
 
 
 async def test_a_reminder_not_to_forget_asks_no_forget_question(

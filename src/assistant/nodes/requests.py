@@ -25,7 +25,9 @@ from pydantic import BaseModel, Field
 from assistant.extraction.extract import known_facts, numbered
 from assistant.inference import models, providers
 from assistant.memory import CHAT_VIA
+from assistant.memory.records import is_current
 from assistant.memory.wording import names_a_word_of
+from assistant.nodes.tools import asks_to_forget_everything
 from assistant.run import prompts
 from assistant.run.history import truncate_text
 from assistant.run.prompting import as_data
@@ -66,6 +68,11 @@ class Outcome(BaseModel):
     """Keys of the facts no longer current (forgotten or corrected)."""
 
 
+FORGOT_EVERYTHING = "- Forgot everything remembered about the user: {count} facts."
+"""Told to the reply after a request to forget everything (`asks_to_forget_everything`)."""
+
+NOTHING_TO_FORGET = "- Nothing to forget: nothing is remembered about the user."
+
 NOTHING_MATCHED = "- Nothing forgotten: no remembered fact is about what they asked to forget."
 """Told to the reply when the model chose facts the message says nothing about."""
 
@@ -76,6 +83,8 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
     Never fails the turn: a model or store failure is logged and nothing is changed.
     """
     try:
+        if asks_to_forget_everything(text):
+            return await _forget_everything(scope)
         known = await known_facts(scope.memory, text)
         if not known:
             return Outcome()
@@ -118,3 +127,27 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
     except Exception:
         logger.exception("Could not carry out a memory request by chat; nothing was changed")
         return Outcome()
+
+
+async def _forget_everything(scope: RunScope) -> Outcome:
+    """Forget every fact of the user, current and superseded, each with its words everywhere.
+
+    Asked for in so many words (`asks_to_forget_everything`), so no model chooses what goes.
+    A failure part way leaves the rest for the user to ask again; what was forgotten stays
+    forgotten, and the reply is told how many.
+    """
+    outcome = Outcome()
+    forgotten = 0
+    try:
+        for item in await scope.memory.facts(include_superseded=True):
+            gone = await scope.memory.forget(
+                item.key, actor=scope.user_id, via=CHAT_VIA, thread_id=scope.thread_id
+            )
+            if gone is not None:
+                outcome.gone.append(item.key)
+                forgotten += is_current(item.value)
+    finally:
+        outcome.done.append(
+            FORGOT_EVERYTHING.format(count=forgotten) if outcome.gone else NOTHING_TO_FORGET
+        )
+    return outcome

@@ -26,6 +26,7 @@ __all__ = [
     "asks_what_is_known",
     "only_asks_what_is_known",
     "asks_to_forget",
+    "asks_to_forget_everything",
     "correct_memory",
     "forget_memory",
     "search_memory",
@@ -255,4 +256,58 @@ def asks_to_forget(text: str) -> bool:
     >>> asks_to_forget("Delete the memory about my old address.")
     True
     """
-    return bool(FORGET_REQUEST.search(text))
+    return bool(FORGET_REQUEST.search(text) or FORGET_EVERYTHING.search(text))
+
+
+_ABOUT_ME = (
+    r"(?:\s+(?:about|of|on)\s+me|\s+(?:sobre|de)\s+(?:mim|m[ií])|\s+(?:sur|de)\s+moi"
+    r"|\s+über\s+mich|\s+(?:di|su)\s+me|\s+обо\s+мне)"
+)
+_YOU_KNOW = (
+    r"(?:,?\s+(?:that\s+|what\s+)?(?:you|u)(?:'ve|\s+have)?\s+(?:know|remember|learned|learnt"
+    r"|saved|stored|have)|\s+(?:o\s+)?que\s+(?:tu\s+|você\s+|vc\s+)?(?:sabes|sabe|lembras"
+    r"|lembra|recuerdas|guardaste|guardou)|\s+lo\s+que\s+(?:sabes|recuerdas)"
+    r"|\s+ce\s+que\s+(?:tu\s+sais|vous\s+savez)|,?\s+was\s+du(?:\s+über\s+mich)?\s+wei(?:ß|ss)t"
+    r"|\s+(?:quello\s+)?(?:che|ciò\s+che)\s+sai|,?\s+что\s+(?:ты\s+)?знаешь)"
+)
+_END = (
+    r"\s*(?:[.!?。！？]+|,?\s*(?:please|por\s+favor|bitte|s'il\s+te\s+pla[iî]t|per\s+favore))*"
+    r"\s*$"
+)
+
+FORGET_EVERYTHING = re.compile(
+    ASKING + r"(?:(?:forget|delete|erase|wipe|clear)\s+(?:about\s+)?"
+    r"(?:everything|all(?:\s+of\s+it)?|(?:all\s+)?(?:your|my)\s+(?:whole\s+|entire\s+)?(?:memory|memories|data))"
+    r"|(?:esque(?:ce|ça|cer)|apaga(?:r)?)\s+(?:de\s+)?tudo"
+    r"|(?:olvida(?:te)?|borra(?:r)?)\s+(?:de\s+)?todo"
+    r"|(?:oublie(?:z)?|efface(?:z)?)\s+tout|(?:vergiss|lösch(?:e)?)\s+(?:bitte\s+)?alles"
+    r"|(?:dimentica|cancella)\s+tutto|забудь(?:те)?\s+(?:обо\s+мне\s+)?вс[её])"
+    + f"(?:{_YOU_KNOW})?(?:{_ABOUT_ME})?{_END}"
+    r"|(?:^|[，。！？,.!?\s]|请|麻烦你?|你)(?:忘掉|忘记|删除|删掉|清空|清除)(?:你)?(?:关于我的|有关我的|我的)?"
+    r"(?:一切|所有|全部)(?:的)?(?:关于我的|有关我的)?(?:记忆|事情|事|信息|内容|资料)?\s*[。！!.？?]*\s*$"
+    r"|(?:^|[，。！？,.!?\s]|请|麻烦你?|你)把(?:关于我的|有关我的|我的)?(?:一切|所有|全部)(?:的)?"
+    r"(?:记忆|事情|信息|内容)?都?(?:忘掉|删掉|删除|清空)"
+    r"|(?:清空|清除)(?:你的)?(?:全部|所有)?记忆"
+    r"|(?:全部|すべて|全て)(?:を)?(?:忘れて|削除して|消して)|(?:다|전부|모두)\s*(?:잊어|지워)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A request to forget everything remembered about the user, and nothing narrower: "forget
+everything I said about the trip" names what to forget, so it is a request like any other."""
+
+
+def asks_to_forget_everything(text: str) -> bool:
+    """Whether a message asks the assistant to forget everything it remembers of the user.
+
+    >>> asks_to_forget_everything("Please forget everything you know about me.")
+    True
+    >>> asks_to_forget_everything("Esquece tudo o que sabes sobre mim!")
+    True
+    >>> asks_to_forget_everything("请忘掉关于我的一切。"), asks_to_forget_everything("全部忘れて")
+    (True, True)
+    >>> asks_to_forget_everything("Forget everything I said about the trip.")
+    False
+    >>> asks_to_forget_everything("I forget everything these days."), asks_to_forget_everything(
+    ...     "我把一切都忘了")
+    (False, False)
+    """
+    return bool(FORGET_EVERYTHING.search(text))
