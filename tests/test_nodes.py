@@ -363,6 +363,31 @@ async def test_a_request_to_forget_everything_forgets_every_fact(
     assert len([entry for entry in audit if entry.get("action") == "forget"]) >= 3, audit
 
 
+@pytest.mark.parametrize(
+    ("replies", "answer"),
+    [
+        # Qwen2.5-Coder-1.5B, every fact gone: "I'm sorry, but I can't assist with that request."
+        (
+            ["I'm sorry, but I can't assist with that request.", "Done: I forgot everything."],
+            "Done: I forgot everything.",
+        ),
+        (["Sorry, I can't help with that."] * 2, FORGOT_EVERYTHING.format(count=1)),
+    ],
+)
+async def test_a_refusal_after_a_memory_change_still_tells_what_was_done(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, replies: list[str], answer: str
+) -> None:
+    await save_memory(store, "default-user", "Plays the cello", category="preference")
+    model = patch_model(replies, structured=[operations_json()])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        state = await chat("Forget everything you know about me, please.")
+    finally:
+        providers.forget_providers()
+    assert state["messages"][-1].text == answer
+    assert prompts.DONE_AGAIN.strip() in system_prompt(model, 1)
+
+
 async def test_a_request_to_forget_everything_with_nothing_known_says_so(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

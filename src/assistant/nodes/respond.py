@@ -142,7 +142,9 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
                 logger.warning("Answering again with what was done failed", exc_info=True)
     if known and not response.tool_calls and not tells_any(response.text, known):
         response = await _telling_what_is_known(model, prompt, trace, response, known)
-    if state.get("heed") and not response.tool_calls and refuses_bare(response.text):
+    if done.done and not response.tool_calls and refuses_bare(response.text):
+        response = await _telling_what_was_done(model, prompt, trace, response, done.done)
+    elif state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
     if not response.tool_calls and not response.text.strip():
         response = await _said_again(model, prompt, trace, response)
@@ -613,6 +615,31 @@ async def _said_again(
     except Exception:  # the turn still gets a reply: the request to say it again
         logger.warning("Asking again for an empty reply failed", exc_info=True)
         return empty
+
+
+async def _telling_what_was_done(
+    model: BaseChatModel,
+    prompt: list[BaseMessage],
+    trace: RunnableConfig,
+    refused: AIMessage,
+    done: Sequence[str],
+) -> AIMessage:
+    """The reply asked for again after ``refused`` turned down a memory change already made.
+
+    The user must learn what their request changed: the same prompt ends with
+    `prompts.DONE_AGAIN`, and if that only refuses again (or fails) the reply is the list of
+    changes itself.
+    """
+    logger.warning("The reply refused a memory change already made; asking again")
+    again = _with_system_line(prompt, prompts.DONE_AGAIN)
+    try:
+        response = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
+    except Exception:  # the change is made: the user still reads what it was
+        logger.warning("Asking again after a refused memory change failed", exc_info=True)
+        response = refused
+    if response.text.strip() and not refuses_bare(response.text):
+        return response
+    return AIMessage(content="\n".join(done), id=refused.id)
 
 
 BARE_REFUSAL = re.compile(

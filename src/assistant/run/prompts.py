@@ -68,6 +68,14 @@ EMPTY_AGAIN = "\n\nYour last answer was empty. Answer the user's latest message 
 """Added to the system prompt when a reply that said nothing is asked for again
 (`assistant.nodes.respond`)."""
 
+DONE_AGAIN = (
+    "\n\nYou refused, but nothing was refused: the memory change above is already done, as "
+    "the user asked. Tell them in their language, in a sentence or two, what was changed."
+)
+"""Added to the system prompt when a reply after a memory change only refuses
+(`assistant.nodes.respond`): Qwen2.5-Coder-1.5B answered "Forget everything you know about
+me, please." with "I'm sorry, but I can't assist with that request." once every fact was gone."""
+
 TOOLS_NOTE = """
 Use your memory tools only when the user asks what you remember, or to forget or correct
 something."""
