@@ -21,17 +21,17 @@ from langchain_core.messages import (
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.memory import InMemoryStore
 
+from assistant import memory
 from assistant.inference import providers
 from assistant.inference.tokens import (
     count_message_tokens,
     count_messages_tokens,
     count_text_tokens,
 )
-from assistant import memory
 from assistant.memory import InvalidUserIdError, recall, save_memory
-from assistant.nodes.recall import WHOLE_MEMORY_FACTS
 from assistant.memory.facts import supersede_memory
 from assistant.memory.writer import Writer
+from assistant.nodes.recall import WHOLE_MEMORY_FACTS
 from assistant.nodes.requests import (
     FORGOT_EVERYTHING,
     NOTHING_MATCHED,
@@ -371,7 +371,10 @@ async def test_a_request_to_forget_everything_forgets_every_fact(
             ["I'm sorry, but I can't assist with that request.", "Done: I forgot everything."],
             "Done: I forgot everything.",
         ),
-        (["Sorry, I can't help with that."] * 2, FORGOT_EVERYTHING.format(count=1)),
+        (
+            ["Sorry, I can't help with that."] * 2,
+            "I forgot everything I remembered about you (1 fact).",
+        ),
     ],
 )
 async def test_a_refusal_after_a_memory_change_still_tells_what_was_done(

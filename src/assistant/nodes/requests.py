@@ -64,6 +64,8 @@ class Outcome(BaseModel):
 
     done: list[str] = Field(default_factory=list)
     """One line a change, for the reply's system prompt."""
+    said: list[str] = Field(default_factory=list)
+    """The same changes told to the user, for a reply that will not tell them."""
     gone: list[str] = Field(default_factory=list)
     """Keys of the facts no longer current (forgotten or corrected)."""
 
@@ -104,12 +106,14 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
             if chosen and not named:
                 logger.warning("A forget request chose facts the message does not name; kept")
                 outcome.done.append(NOTHING_MATCHED)
+                outcome.said.append("Nothing I remember is about what you asked me to forget.")
             for item in named:
                 forgotten = await scope.memory.forget(
                     item.key, actor=scope.user_id, via=CHAT_VIA, thread_id=scope.thread_id
                 )
                 if forgotten is not None:
                     outcome.done.append(f"- Forgot: {forgotten.content}")
+                    outcome.said.append(f"I forgot: {forgotten.content}")
                     outcome.gone.append(item.key)
         elif request.action == "correct" and chosen and request.corrected.strip():
             item = chosen[0]
@@ -122,6 +126,7 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
             )
             before = str(item.value.get("content", ""))
             outcome.done.append(f"- Corrected: {before} → {request.corrected.strip()}")
+            outcome.said.append(f"I corrected: {before} → {request.corrected.strip()}")
             outcome.gone.append(item.key)
         return outcome
     except Exception:
@@ -147,7 +152,11 @@ async def _forget_everything(scope: RunScope) -> Outcome:
                 outcome.gone.append(item.key)
                 forgotten += is_current(item.value)
     finally:
-        outcome.done.append(
-            FORGOT_EVERYTHING.format(count=forgotten) if outcome.gone else NOTHING_TO_FORGET
-        )
+        if outcome.gone:
+            outcome.done.append(FORGOT_EVERYTHING.format(count=forgotten))
+            facts = f"{forgotten} fact" + ("" if forgotten == 1 else "s")
+            outcome.said.append(f"I forgot everything I remembered about you ({facts}).")
+        else:
+            outcome.done.append(NOTHING_TO_FORGET)
+            outcome.said.append("I remember nothing about you, so there was nothing to forget.")
     return outcome

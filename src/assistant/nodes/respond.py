@@ -143,7 +143,7 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if known and not response.tool_calls and not tells_any(response.text, known):
         response = await _telling_what_is_known(model, prompt, trace, response, known)
     if done.done and not response.tool_calls and refuses_bare(response.text):
-        response = await _telling_what_was_done(model, prompt, trace, response, done.done)
+        response = await _telling_what_was_done(model, prompt, trace, response, done.said)
     elif state.get("heed") and not response.tool_calls and refuses_bare(response.text):
         response = await _with_reason(model, prompt, trace, response)
     if not response.tool_calls and not response.text.strip():
@@ -622,13 +622,13 @@ async def _telling_what_was_done(
     prompt: list[BaseMessage],
     trace: RunnableConfig,
     refused: AIMessage,
-    done: Sequence[str],
+    said: Sequence[str],
 ) -> AIMessage:
     """The reply asked for again after ``refused`` turned down a memory change already made.
 
     The user must learn what their request changed: the same prompt ends with
-    `prompts.DONE_AGAIN`, and if that only refuses again (or fails) the reply is the list of
-    changes itself.
+    `prompts.DONE_AGAIN`, and if that only refuses again (or fails) the reply is the changes
+    as ``said`` (`assistant.nodes.requests.Outcome.said`, in English).
     """
     logger.warning("The reply refused a memory change already made; asking again")
     again = _with_system_line(prompt, prompts.DONE_AGAIN)
@@ -639,7 +639,7 @@ async def _telling_what_was_done(
         response = refused
     if response.text.strip() and not refuses_bare(response.text):
         return response
-    return AIMessage(content="\n".join(done), id=refused.id)
+    return AIMessage(content="\n".join(said), id=refused.id)
 
 
 BARE_REFUSAL = re.compile(
