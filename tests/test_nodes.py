@@ -30,6 +30,7 @@ from assistant.inference.tokens import (
 )
 from assistant.memory import InvalidUserIdError, recall, save_memory
 from assistant.memory.facts import supersede_memory
+from assistant.memory.held import hold_message
 from assistant.memory.writer import Writer
 from assistant.nodes.recall import WHOLE_MEMORY_FACTS
 from assistant.nodes.requests import (
@@ -348,14 +349,26 @@ async def test_a_request_to_forget_everything_forgets_every_fact(
     await supersede_memory(
         Writer(store=store, user_id=user), moved, "Lives in Porto", action="supersede"
     )
-    model = patch_model(replies, structured=[operations_json()])
+    await hold_message(
+        store,
+        user,
+        thread_id="thread-1",
+        message_id="m1",
+        text="I also have a cat, Miau.",
+        at=datetime.now(UTC).isoformat(),
+    )
+    # Were the held message extracted, this answer would bring the cat back after the forget.
+    model = patch_model(
+        replies, structured=[adds_json(("Has a cat named Miau", "relationship", 0.9))]
+    )
     providers.profile_for(model).misuses_tools = misuses
     try:
         state = await chat(asked)
     finally:
         providers.forget_providers()
     assert await memory.UserMemory(store, user).facts(include_superseded=True) == []
-    assert not [call for call in model.calls if call.info.schema is MemoryRequest]  # no choice
+    assert await memory.UserMemory(store, user).held() == []  # nothing left to bring them back
+    assert not [call for call in model.calls if call.info.schema]  # no choice, no extraction
     changes = between(system_prompt(model), "memory_changes").strip()
     assert changes == FORGOT_EVERYTHING.format(count=3)
     assert state["messages"][-1].text == replies[-1]

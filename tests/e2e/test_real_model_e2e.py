@@ -175,6 +175,11 @@ async def test_forgetting_by_chat_works(real_server: DevServer, sdk: LangGraphCl
     await say(real_server, sdk, thread, "Please forget that I play the cello.", user_id=user)
     left = contents(await current_facts(sdk, user))
     assert not having(left, "cello"), f"still remembered: {left}"
+    await say(real_server, sdk, thread, "Moro em Lisboa desde 2020.", user_id=user, **HOLD_NOTHING)
+    assert having(contents(await current_facts(sdk, user)), "lisbo")
+    other = await new_thread(sdk)
+    await say(real_server, sdk, other, "Esquece tudo o que sabes sobre mim.", user_id=user)
+    assert await stored_facts(sdk, user) == []
 
 
 async def test_a_long_threads_summary_keeps_the_facts(

@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from assistant.extraction import extract, gate
 from assistant.extraction.extract import Said
+from assistant.nodes.tools import asks_to_forget_everything
 from assistant.run.context import Context
 from assistant.run.scope import RunScope, node_scope
 from assistant.run.state import State, TurnMetrics
@@ -45,6 +46,8 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
         context=_answered(messages),
         turn=sum(isinstance(m, HumanMessage) for m in messages) - 1,
     )
+    if asks_to_forget_everything(said.text):
+        return {"metrics": await _forgetting_everything(scope, said, messages, turn)}
     waiting = await extract.held(scope)
     metrics = await _extract_latest(
         scope, said, turn, held=[other for other in waiting if not other.attempts]
@@ -58,6 +61,24 @@ async def remember(state: State, runtime: Runtime[Context]) -> State:
     if again:
         await extract.extract(scope, again)
     return {"metrics": metrics}
+
+
+FORGETS_EVERYTHING = "asks to forget everything: nothing waiting is extracted"
+
+
+async def _forgetting_everything(
+    scope: RunScope, said: Said, messages: Sequence[AnyMessage], turn: str
+) -> TurnMetrics:
+    """A request to forget everything: what waits for an extraction is dropped unread.
+
+    The messages held in any of the user's threads, and this thread's messages that were
+    never extracted, would otherwise bring back facts `respond` is forgetting
+    (`assistant.nodes.requests`).
+    """
+    await scope.memory.release(await scope.memory.held())
+    for other in [*await extract.unheard(scope, messages), said]:
+        await extract.record(scope, other, "skipped", FORGETS_EVERYTHING)
+    return _metrics(turn, "skipped", FORGETS_EVERYTHING)
 
 
 async def _extract_latest(

@@ -137,6 +137,8 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
 async def _forget_everything(scope: RunScope) -> Outcome:
     """Forget every fact of the user, current and superseded, each with its words everywhere.
 
+    What still waits for an extraction is dropped by `assistant.nodes.remember`, which runs
+    beside this turn's reply.
     Asked for in so many words (`asks_to_forget_everything`), so no model chooses what goes.
     A failure part way leaves the rest for the user to ask again; what was forgotten stays
     forgotten, and the reply is told how many.
