@@ -1242,6 +1242,53 @@ async def test_a_bare_refusal_of_a_request_against_a_constraint_is_asked_for_its
     assert len(refused_again["messages"]) == 4
 
 
+SNACKS_WITH_PEANUTS = "Snacks for Lily:\n1. Apple slices\n2. Peanut-butter trail mix"
+"""Qwen2.5-Coder-1.5B's list under "(Remember: Lily is allergic to peanuts.)" (docs/testing.md)."""
+
+
+@pytest.mark.parametrize(
+    ("replies", "answer"),
+    [
+        (
+            [SNACKS_WITH_PEANUTS, "Snacks for Lily:\n1. Apple slices\n2. Sunflower-seed bars"],
+            "Snacks for Lily:\n1. Apple slices\n2. Sunflower-seed bars",
+        ),
+        # Asked again, still peanuts: the user reads the allergy under the list.
+        (
+            [SNACKS_WITH_PEANUTS, "Try peanut cookies."],
+            "Try peanut cookies.\n\n⚠️ Lily is allergic to peanuts",
+        ),
+        ([SNACKS_WITH_PEANUTS, ""], f"{SNACKS_WITH_PEANUTS}\n\n⚠️ Lily is allergic to peanuts"),
+    ],
+)
+async def test_a_reply_that_suggests_a_heeded_allergen_is_asked_for_again(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore, replies: list[str], answer: str
+) -> None:
+    await save_memory(store, "default-user", "Lily is allergic to peanuts", category="constraint")
+    model = patch_model(replies, structured=[operations_json()])
+
+    state = await chat("Snack ideas for Lily's school trip?")
+
+    assert state["messages"][-1].text == answer
+    assert len(state["messages"]) == 2  # one reply, whatever was asked on the way
+    asked_again = system_prompt(model, 1)
+    assert asked_again.endswith(
+        prompts.UNHEEDED_NOTE.format(constraints="Lily is allergic to peanuts")
+    )
+
+
+async def test_a_reply_that_sets_the_allergen_apart_is_left_alone(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "莉莉对花生过敏", category="constraint")
+    model = patch_model(
+        ["Peanut-free granola bars, or 苹果片。花生酱不行，因为莉莉过敏。"],
+        structured=[operations_json()],
+    )
+    await chat("给莉莉准备什么零食？")
+    assert len([c for c in model.calls if c.info.node == "respond"]) == 1
+
+
 async def test_a_refusal_stays_when_asking_for_its_reason_fails(
     use_model: UseModel, chat: Chat, store: InMemoryStore
 ) -> None:

@@ -23,6 +23,7 @@ from assistant.inference.provider_errors import ModelProviderError
 from assistant.inference.tokens import count_messages_tokens
 from assistant.memory.wording import names_a_word_of
 from assistant.nodes import requests
+from assistant.nodes.heeding import unheeded
 from assistant.nodes.requests import Outcome
 from assistant.nodes.tools import (
     MEMORY_TOOLS,
@@ -142,6 +143,9 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
                 logger.warning("Answering again with what was done failed", exc_info=True)
     if known and not response.tool_calls and not tells_any(response.text, known):
         response = await _telling_what_is_known(model, prompt, trace, response, known)
+    heed = state.get("heed", [])
+    if heed and not response.tool_calls and (broken := unheeded(response.text, heed)):
+        response = await _heeding_again(model, prompt, trace, response, broken)
     if done.done and not response.tool_calls and refuses_bare(response.text):
         response = await _telling_what_was_done(model, prompt, trace, response, done.said)
     elif state.get("heed") and not response.tool_calls and refuses_bare(response.text):
@@ -615,6 +619,33 @@ async def _said_again(
     except Exception:  # the turn still gets a reply: the request to say it again
         logger.warning("Asking again for an empty reply failed", exc_info=True)
         return empty
+
+
+async def _heeding_again(
+    model: BaseChatModel,
+    prompt: list[BaseMessage],
+    trace: RunnableConfig,
+    reply: AIMessage,
+    broken: Sequence[RecalledFact],
+) -> AIMessage:
+    """The reply asked for again after ``reply`` suggested what the ``broken`` allergies rule out.
+
+    The same prompt ends with `prompts.UNHEEDED_NOTE`. An answer that still names the
+    allergen (or none at all) is kept with the allergies written under it, so the user
+    reads them beside the suggestion.
+    """
+    logger.warning("The reply suggested what a heeded allergy rules out; asking again")
+    again = _with_system_line(prompt, prompts.UNHEEDED_NOTE.format(constraints=_inline(broken)))
+    try:
+        second = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
+    except Exception:  # the first reply stands, with the warning
+        logger.warning("Asking again after an unheeded allergy failed", exc_info=True)
+        second = reply
+    if second.text.strip() and not unheeded(second.text, broken):
+        return second
+    kept = second if second.text.strip() else reply
+    warning = "\n".join(f"⚠️ {as_data(fact['content'], one_line=True)}" for fact in broken)
+    return AIMessage(content=f"{kept.text.rstrip()}\n\n{warning}", id=reply.id)
 
 
 async def _telling_what_was_done(

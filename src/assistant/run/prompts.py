@@ -34,6 +34,14 @@ every request); told "if the request goes against this, say so" in a system note
 message, it refused nearly every request, those the constraint allows included. Read as
 part of the request, the constraint is weighed as the user's own words (docs/testing.md)."""
 
+UNHEEDED_NOTE = (
+    "\n\nYour last answer suggested something the user must avoid: {constraints}. Answer their "
+    "latest message again in their language, and suggest nothing that contains it."
+)
+"""Added to the system prompt when a reply names what a heeded allergy rules out
+(`assistant.nodes.heeding`): Qwen2.5-Coder-1.5B listed "peanut-butter trail mix" among snacks
+for a family whose daughter is allergic to peanuts, with `HEED_NOTE` under the message."""
+
 REASON_NOTE = (
     "Answer again in the user's language: name the fact about them that stands in the way, "
     "then offer an alternative that respects it."
