@@ -395,6 +395,28 @@ async def test_update_or_supersede_of_an_unknown_target_becomes_an_add(
     assert untouched["history"] == []
 
 
+@pytest.mark.parametrize("action", ["update", "supersede"])
+async def test_an_allergy_is_changed_only_by_a_fact_about_the_allergy(
+    store: InMemoryStore, action: str
+) -> None:
+    allergy = "Daughter Lily is allergic to peanuts"
+    key = await save_memory(store, USER, allergy, category="constraint")
+    # Qwen2.5-Coder-1.5B, asked "Can you suggest some snacks for Lily's school trip?"
+    snacks = "Lily's school trip snacks could include apple slices, carrot sticks, and a banana."
+    report = await apply(
+        store, ops(op(action, snacks, "constraint", target=1)), await known(store, key)
+    )
+    assert report.updated == report.superseded == []
+    assert await current_facts(store, USER) == [allergy, snacks]
+    # What is said about the allergy still changes it.
+    outgrown = "Lily is no longer allergic to peanuts"
+    report = await apply(
+        store, ops(op("supersede", outgrown, "constraint", target=1)), await known(store, key)
+    )
+    assert report.superseded == [key]
+    assert allergy not in await current_facts(store, USER)
+
+
 @pytest.mark.parametrize("target", [None, 0, 2, 99])
 async def test_a_skip_of_an_unknown_target_is_ignored(
     store: InMemoryStore, target: int | None

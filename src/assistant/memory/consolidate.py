@@ -235,7 +235,10 @@ def plan(
     *skip* of it; an *update* or *supersede* of a target that does not exist becomes an
     *add*, and so does one of a target it shares no word with, in the same script
     (`assistant.memory.wording.related`); an *update* that drops a name, place or number of
-    its target is a *supersede* (`assistant.memory.wording.drops_names`); a *skip* with no
+    its target is a *supersede* (`assistant.memory.wording.drops_names`); an *update* or
+    *supersede* of an allergy by a fact that names none is an *add* (asked "Can you suggest
+    some snacks for Lily's school trip?", Qwen2.5-Coder-1.5B superseded "Daughter Lily is
+    allergic to peanuts" with snacks it made up, and the allergy left recall); a *skip* with no
     target does nothing; and each known fact is changed at most once per turn.
 
     >>> known = [Item(value={"content": "Lives in Hangzhou"}, key="k1", namespace=(),
@@ -294,6 +297,13 @@ def _action(
         and not related(str(target.value.get("content", "")), operation.content)
     ):
         return "add", None  # a change of a fact it shares no word with: another fact
+    if (
+        operation.action != "skip"
+        and target is not None
+        and NAMES_AN_ALLERGY.search(str(target.value.get("content", "")))
+        and not NAMES_AN_ALLERGY.search(operation.content)
+    ):
+        return "add", None  # an allergy is changed only by what is said about the allergy
     if (
         operation.action == "update"
         and target is not None
