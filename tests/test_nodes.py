@@ -39,7 +39,7 @@ from assistant.nodes.requests import (
     NOTHING_TO_FORGET,
     MemoryRequest,
 )
-from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY
+from assistant.nodes.respond import EMPTY_MESSAGE_REPLY, UNSAID_REPLY, without_repeated_lines
 from assistant.nodes.respond import PLAINLY as RESPOND_PLAINLY
 from assistant.run import prompts
 from assistant.run.context import Context
@@ -1845,3 +1845,28 @@ async def test_a_huge_message_in_content_blocks_is_shortened_in_the_prompt(
         context=Context(max_context_tokens=1000, keep_recent_tokens=500),
     )
     assert count_messages_tokens(model.sent("respond")[0][1:]) <= 1000
+
+
+LOOPING_LIST = (
+    "Para Lily na escola, você pode levar:\n\n- Lápis\n- Caneta\n- Chave de porta\n"
+    + ("- Chave de garrafa\n- Chave de frigobar\n" * 14)
+    + "- Chave "
+)
+"""Qwen2.5-Coder-1.5B's reply to "Que lanches posso levar para a Lily na escola?", up to its cap."""
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        (
+            LOOPING_LIST,
+            "Para Lily na escola, você pode levar:\n\n- Lápis\n- Caneta\n- Chave de porta\n"
+            "- Chave de garrafa\n- Chave de frigobar",
+        ),
+        ("1. Stir.\n2. Wait.\n3. Stir.\n4. Wait.\n5. Serve.", None),  # twice is a recipe
+        ("Ab\nBc\nCd\nAb\nBc\nCd\nAb\nBc\nCd\nDe", "Ab\nBc\nCd\nDe"),
+        ("- tea\n- coffee\n- tea with milk\n- coffee with milk", None),
+    ],
+)
+def test_lines_said_by_turns_over_and_over_are_kept_once(reply: str, kept: str | None) -> None:
+    assert without_repeated_lines(reply) == (reply if kept is None else kept)

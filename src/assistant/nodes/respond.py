@@ -759,13 +759,20 @@ def without_repeated_lines(text: str) -> str:
     real-model tier (run 38) a peanut-cake recipe ended with "Colocar o chocolate em cima:
     Coloque o chocolate em cima do bolo." 38 times, numbered 5 to 42. Lines are compared
     without their number or bullet and end punctuation; blank lines between them do not
-    count, and a line said twice stays twice. Code in a fence, and lines of punctuation
-    only, are left as they are.
+    count, and a line said twice stays twice. Two or three lines said in turn (Qwen2.5-Coder
+    listed "Chave de garrafa" and "Chave de frigobar" by turns until its cap) are kept once
+    too, with a last line the cap cut short. Code in a fence, and lines of punctuation only,
+    are left as they are.
 
     >>> print(without_repeated_lines("1. Mix.\n\n2. Bake.\n\n3. Bake.\n\n4. Bake.\n\n5. Bake"))
     1. Mix.
     <BLANKLINE>
     2. Bake.
+    >>> looping = "- Pens\n- Keys\n- Glue\n- Keys\n- Glue\n- Keys\n- Glue\n- Ke"
+    >>> print(without_repeated_lines(looping))
+    - Pens
+    - Keys
+    - Glue
     >>> without_repeated_lines("Stir.\nStir.\nServe.")
     'Stir.\nStir.\nServe.'
     >>> code = "```\nx = 1\nx = 1\nx = 1\n```\n}\n}\n}"
@@ -783,16 +790,38 @@ def without_repeated_lines(text: str) -> str:
     dropped: set[int] = set()
     start = 0
     while start < len(said):
-        end = start
-        while end + 1 < len(said) and keys[said[end + 1]] == keys[said[start]]:
-            end += 1
-        if end - start + 1 >= REPEATS_KEPT_ONCE:
-            dropped.update(range(said[start] + 1, said[end] + 1))
-        start = end + 1
+        period, run = _repeating(keys, said, start)
+        if not run:
+            start += 1
+            continue
+        dropped.update(said[start + period : start + period + run])
+        end = start + period + run
+        block = {keys[said[n]] for n in range(start, start + period)}
+        if end == len(said) - 1 and any(key.startswith(keys[said[end]]) for key in block):
+            dropped.add(said[end])  # the last, cut short by the token cap
+        start = end
     if not dropped:
         return text
     kept = "\n".join(line for i, line in enumerate(lines) if i not in dropped)
     return re.sub(r"\n{3,}", "\n\n", kept).rstrip()
+
+
+def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[int, int]:
+    """The block of 1 to 3 lines at ``start`` said again and again, and its repeats.
+
+    Returns the block's length and how many lines after its first time repeat it (0 when it
+    is said fewer than `REPEATS_KEPT_ONCE` times in a row).
+    """
+    for period in (1, 2, 3):
+        run = 0
+        while (
+            start + period + run < len(said)
+            and keys[said[start + period + run]] == keys[said[start + run]]
+        ):
+            run += 1
+        if 1 + run // period >= REPEATS_KEPT_ONCE:
+            return period, run
+    return 1, 0
 
 
 def _reply(response: BaseMessage) -> AIMessage:
