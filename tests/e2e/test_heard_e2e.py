@@ -9,7 +9,8 @@ stub is an extraction call spent.
 
 The messages are the labelled test split of ``bench/data/heard/`` (570 messages in 25
 languages, written independently of the gate and after it was settled; ``bench/gate.py
---split test`` reads the same split in-process). The table
+--split test`` reads the same split in-process), one user's, all at once but for a request
+to forget everything, which is sent first. The table
 of facts kept and non-facts sent, per language, is printed with the test's output.
 """
 
@@ -37,6 +38,7 @@ from e2e_helpers import (
 )
 from langgraph_sdk.client import LangGraphClient
 
+from assistant.nodes.tools import asks_to_forget_everything
 from devserver import DevServer
 from stub_openai import StubOpenAI
 
@@ -152,7 +154,15 @@ async def test_the_test_splits_facts_reach_memory_and_non_facts_mostly_cost_no_c
                 )
                 return result
 
-        results = await asyncio.gather(*(turn(m["text"]) for m in messages))
+        # A message that asks to forget everything ("前に話した内容、全部忘れてくれる？") forgets
+        # every fact stored before it: it goes first, while there are none.
+        wipes = [i for i, m in enumerate(messages) if asks_to_forget_everything(m["text"])]
+        first = {i: await turn(messages[i]["text"]) for i in wipes}
+        rest = [i for i in range(len(messages)) if i not in first]
+        answered = dict(
+            zip(rest, await asyncio.gather(*(turn(messages[i]["text"]) for i in rest)), strict=True)
+        )
+        results = [{**first, **answered}[i] for i in range(len(messages))]
         # Messages the gate held wait for a batch; a turn in another thread extracts them.
         await turn("ok")
         kept = set(await all_facts(sdk, user_id))
