@@ -131,19 +131,15 @@ async def newest_items(
     base = base_store(store)
     if base not in _NEWEST_ROWS_INDEXED:
         return None
-    from langgraph.store.postgres.base import _namespace_to_text, _row_to_item
-    from psycopg.rows import dict_row
+    from langgraph.store.postgres.base import _row_to_item
 
-    omit_expired = base._omit_expired  # type: ignore[attr-defined]
-    expiry = "AND (expires_at IS NULL OR expires_at > NOW())" if omit_expired else ""
-    query = (
-        "SELECT key, value, created_at, updated_at FROM store "
-        f"WHERE prefix = %s {expiry} ORDER BY updated_at DESC LIMIT %s"
+    rows = await _rows(
+        base,
+        "SELECT key, value, created_at, updated_at FROM store WHERE prefix = %s {expiry} "
+        "ORDER BY updated_at DESC LIMIT %s",
+        namespace,
+        limit,
     )
-    async with base.conn.connection() as conn:  # type: ignore[attr-defined]
-        async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(query, (_namespace_to_text(namespace), limit))
-            rows = await cursor.fetchall()
     loader = base._deserializer  # type: ignore[attr-defined]
     return [_row_to_item(namespace, row, loader=loader) for row in rows]
 
@@ -160,19 +156,29 @@ async def current_keys(
     base = base_store(store)
     if base not in _NEWEST_ROWS_INDEXED:
         return None
+    rows = await _rows(
+        base,
+        "SELECT key FROM store WHERE prefix = %s AND key = ANY(%s) "
+        "AND COALESCE(value->>'status', 'current') <> 'superseded' {expiry}",
+        namespace,
+        list(keys),
+    )
+    return {str(row["key"]) for row in rows}
+
+
+async def _rows(base: BaseStore, query: str, namespace: tuple[str, ...], *params: Any) -> list[Any]:
+    """The rows of ``query`` (its ``{expiry}`` filled in as the store reads) on ``base``'s pool."""
     from langgraph.store.postgres.base import _namespace_to_text
+    from psycopg.rows import dict_row
 
     omit_expired = base._omit_expired  # type: ignore[attr-defined]
     expiry = "AND (expires_at IS NULL OR expires_at > NOW())" if omit_expired else ""
-    query = (
-        "SELECT key FROM store WHERE prefix = %s AND key = ANY(%s) "
-        f"AND COALESCE(value->>'status', 'current') <> 'superseded' {expiry}"
-    )
     async with base.conn.connection() as conn:  # type: ignore[attr-defined]
-        async with conn.cursor() as cursor:
-            await cursor.execute(query, (_namespace_to_text(namespace), list(keys)))
-            rows = await cursor.fetchall()
-    return {row["key"] if isinstance(row, dict) else row[0] for row in rows}
+        async with conn.cursor(row_factory=dict_row) as cursor:
+            await cursor.execute(
+                query.format(expiry=expiry), (_namespace_to_text(namespace), *params)
+            )
+            return list(await cursor.fetchall())
 
 
 def inmemory_namespace_size(store: BaseStore, namespace: tuple[str, ...]) -> int | None:

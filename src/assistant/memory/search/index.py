@@ -57,6 +57,7 @@ __all__ = [
     "pinned_count",
     "pinned_facts",
     "record_write",
+    "scored",
     "settle_windows",
     "store_embeddings",
     "text_vectors",
@@ -233,16 +234,17 @@ async def _fresh(
         current = await current_keys(store, namespace, [key for key, _ in ranked])
         if current is not None:
             held = [(index.items.get(key), score) for key, score in ranked if key in current]
-            return [_hit(item, score) for item, score in held if item is not None]
+            return [scored(item, score) for item, score in held if item is not None]
     items = await store.abatch([GetOp(namespace, key) for key, _ in ranked])
     return [
-        _hit(item, score)
+        scored(item, score)
         for (_, score), item in zip(ranked, items, strict=True)
         if isinstance(item, Item) and is_current(item.value)
     ]
 
 
-def _hit(item: Item, score: float) -> SearchItem:
+def scored(item: Item, score: float) -> SearchItem:
+    """``item`` as a search hit with ``score``."""
     return SearchItem(
         namespace=item.namespace,
         key=item.key,

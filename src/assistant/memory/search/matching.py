@@ -17,7 +17,12 @@ from langgraph.store.base import BaseStore, SearchItem
 
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.namespaces import user_facts_namespace
-from assistant.memory.search.index import hybrid_search, store_embeddings, text_vectors
+from assistant.memory.search.index import (
+    hybrid_search,
+    scored,
+    store_embeddings,
+    text_vectors,
+)
 from assistant.memory.search.ranking import match_scores
 
 __all__ = ["MATCH_FLOOR", "matching"]
@@ -112,15 +117,6 @@ async def matching(
         percentile=MATCH_PERCENTILE,
     )
     kept = [
-        SearchItem(
-            namespace=item.namespace,
-            key=item.key,
-            value=item.value,
-            created_at=item.created_at,
-            updated_at=item.updated_at,
-            score=score,
-        )
-        for item, score in zip(found, scores, strict=True)
-        if score >= floor
+        scored(item, score) for item, score in zip(found, scores, strict=True) if score >= floor
     ]
     return sorted(kept, key=lambda item: -(item.score or 0.0))[:limit]
