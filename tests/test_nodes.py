@@ -35,6 +35,7 @@ from assistant.memory.writer import Writer
 from assistant.nodes.recall import WHOLE_MEMORY_FACTS
 from assistant.nodes.requests import (
     FORGOT_EVERYTHING,
+    FORGOT_PART,
     NOTHING_MATCHED,
     NOTHING_TO_FORGET,
     MemoryRequest,
@@ -404,13 +405,42 @@ async def test_a_refusal_after_a_memory_change_still_tells_what_was_done(
     assert prompts.DONE_AGAIN.strip() in system_prompt(model, 1)
 
 
+async def test_forgetting_everything_that_fails_part_way_says_what_went(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for fact in ("Plays the cello", "Lives in Porto"):
+        await save_memory(store, "default-user", fact, category="other")
+    forget = memory.UserMemory.forget
+    calls: list[str] = []
+
+    async def failing(self: memory.UserMemory, key: str, **kwargs: Any) -> Any:
+        calls.append(key)
+        if len(calls) > 1:
+            raise OSError("the database went away")
+        return await forget(self, key, **kwargs)
+
+    monkeypatch.setattr(memory.UserMemory, "forget", failing)
+    model = patch_model(["Feito."], structured=[operations_json()])
+    providers.profile_for(model).misuses_tools = True
+    try:
+        await chat("Esquece tudo o que sabes sobre mim.")
+    finally:
+        providers.forget_providers()
+    assert len(await current_facts(store, "default-user")) == 1
+    changes = between(system_prompt(model), "memory_changes").strip()
+    assert changes == FORGOT_PART.format(count=1)
+
+
 async def test_a_request_to_forget_everything_with_nothing_known_says_so(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:
     model = patch_model(["Não sei nada sobre ti."], structured=[operations_json()])
     providers.profile_for(model).misuses_tools = True
     try:
-        await chat("Esquece tudo!")
+        await chat("Esquece tudo o que sabes sobre mim!")
     finally:
         providers.forget_providers()
     assert between(system_prompt(model), "memory_changes").strip() == NOTHING_TO_FORGET

@@ -73,6 +73,11 @@ class Outcome(BaseModel):
 FORGOT_EVERYTHING = "- Forgot everything remembered about the user: {count} facts."
 """Told to the reply after a request to forget everything (`asks_to_forget_everything`)."""
 
+FORGOT_PART = (
+    "- Forgot {count} facts about the user, then memory failed: the rest is still remembered; "
+    "ask them to ask again."
+)
+
 NOTHING_TO_FORGET = "- Nothing to forget: nothing is remembered about the user."
 
 NOTHING_MATCHED = "- Nothing forgotten: no remembered fact is about what they asked to forget."
@@ -137,14 +142,13 @@ async def carry_out(scope: RunScope, model_name: str, text: str) -> Outcome:
 async def _forget_everything(scope: RunScope) -> Outcome:
     """Forget every fact of the user, current and superseded, each with its words everywhere.
 
-    What still waits for an extraction is dropped by `assistant.nodes.remember`, which runs
-    beside this turn's reply.
     Asked for in so many words (`asks_to_forget_everything`), so no model chooses what goes.
-    A failure part way leaves the rest for the user to ask again; what was forgotten stays
-    forgotten, and the reply is told how many.
+    What still waits for an extraction is dropped by `assistant.nodes.remember`, which runs
+    beside this turn's reply. A failure part way is told as such: what was forgotten stays
+    forgotten, and the user is asked to ask again for the rest.
     """
     outcome = Outcome()
-    forgotten = 0
+    forgotten, stopped = 0, False
     try:
         for item in await scope.memory.facts(include_superseded=True):
             gone = await scope.memory.forget(
@@ -153,12 +157,17 @@ async def _forget_everything(scope: RunScope) -> Outcome:
             if gone is not None:
                 outcome.gone.append(item.key)
                 forgotten += is_current(item.value)
-    finally:
-        if outcome.gone:
-            outcome.done.append(FORGOT_EVERYTHING.format(count=forgotten))
-            facts = f"{forgotten} fact" + ("" if forgotten == 1 else "s")
-            outcome.said.append(f"I forgot everything I remembered about you ({facts}).")
-        else:
-            outcome.done.append(NOTHING_TO_FORGET)
-            outcome.said.append("I remember nothing about you, so there was nothing to forget.")
+    except Exception:
+        logger.exception("Forgetting everything stopped part way; what went stays forgotten")
+        stopped = True
+    facts = f"{forgotten} fact" + ("" if forgotten == 1 else "s")
+    if stopped:
+        outcome.done.append(FORGOT_PART.format(count=forgotten))
+        outcome.said.append(f"I forgot {facts} about you, then could not go on: ask me again.")
+    elif outcome.gone:
+        outcome.done.append(FORGOT_EVERYTHING.format(count=forgotten))
+        outcome.said.append(f"I forgot everything I remembered about you ({facts}).")
+    else:
+        outcome.done.append(NOTHING_TO_FORGET)
+        outcome.said.append("I remember nothing about you, so there was nothing to forget.")
     return outcome

@@ -256,58 +256,99 @@ def asks_to_forget(text: str) -> bool:
     >>> asks_to_forget("Delete the memory about my old address.")
     True
     """
-    return bool(FORGET_REQUEST.search(text) or FORGET_EVERYTHING.search(text))
+    return bool(FORGET_REQUEST.search(text)) or asks_to_forget_everything(text)
 
 
-_ABOUT_ME = (
-    r"(?:\s+(?:about|of|on)\s+me|\s+(?:sobre|de)\s+(?:mim|m[ií])|\s+(?:sur|de)\s+moi"
-    r"|\s+über\s+mich|\s+(?:di|su)\s+me|\s+обо\s+мне)"
+_POLITE_START = (
+    r"(?:(?:hi|hey|ok|okay|so|now|please|pls|can\s+you|could\s+you|would\s+you|will\s+you"
+    r"|i\s+want\s+you\s+to|por\s+favor|pode|podes|puedes|bitte|s'il\s+te\s+pla[iî]t"
+    r"|s'il\s+vous\s+pla[iî]t|per\s+favore|пожалуйста)[\s,!.]+)*"
+)
+_POLITE_END = (
+    r"(?:[\s,.!]*(?:please|thanks|thank\s+you|por\s+favor|obrigad[oa]|gracias|bitte|danke"
+    r"|merci|s'il\s+te\s+pla[iî]t|per\s+favore|grazie|пожалуйста|спасибо"
+    r"|and\s+start\s+(?:fresh|over|again)))*[\s.!?。！？]*"
 )
 _YOU_KNOW = (
-    r"(?:,?\s+(?:that\s+|what\s+)?(?:you|u)(?:'ve|\s+have)?\s+(?:know|remember|learned|learnt"
-    r"|saved|stored|have)|\s+(?:o\s+)?que\s+(?:tu\s+|você\s+|vc\s+)?(?:sabes|sabe|lembras"
-    r"|lembra|recuerdas|guardaste|guardou)|\s+lo\s+que\s+(?:sabes|recuerdas)"
-    r"|\s+ce\s+que\s+(?:tu\s+sais|vous\s+savez)|,?\s+was\s+du(?:\s+über\s+mich)?\s+wei(?:ß|ss)t"
-    r"|\s+(?:quello\s+)?(?:che|ciò\s+che)\s+sai|,?\s+что\s+(?:ты\s+)?знаешь)"
+    r"(?:that\s+|what\s+)?(?:you|u)(?:'ve|\s+have)?\s+(?:know|remember|learned|learnt|stored"
+    r"|saved|kept)"
 )
-_END = (
-    r"\s*(?:[.!?。！？]+|,?\s*(?:please|por\s+favor|bitte|s'il\s+te\s+pla[iî]t|per\s+favore))*"
-    r"\s*$"
+_ABOUT_ME = r"(?:about|of|on)\s+me"
+_LATIN_REQUEST = (
+    # en
+    r"(?:forget|delete|erase|wipe|clear|remove)\s+(?:"
+    rf"(?:everything|all)(?:\s+(?:that\s+)?{_YOU_KNOW})?\s+{_ABOUT_ME}"
+    rf"|(?:everything|all)\s+{_YOU_KNOW}"
+    rf"|all\s+(?:the\s+)?(?:facts|things|memories|information|info)\s+(?:{_YOU_KNOW}\s+)?"
+    rf"{_ABOUT_ME}"
+    rf"|(?:all\s+)?your\s+(?:whole\s+|entire\s+)?(?:memory|memories)(?:\s+{_ABOUT_ME})?"
+    rf"|what\s+{_YOU_KNOW}\s+{_ABOUT_ME})"
+    # pt
+    r"|(?:esquece|esqueça|esquecer|apaga|apague|apagar|exclui|exclua|deleta)\s+(?:"
+    r"tudo\s+(?:o\s+)?que\s+(?:tu\s+|você\s+|vc\s+)?(?:sabes|sabe|lembras|lembra|guardaste"
+    r"|guardou)\s+(?:sobre|de)\s+mim|tudo\s+(?:sobre|de)\s+mim|(?:a\s+)?(?:tua|sua)\s+memória)"
+    # es
+    r"|(?:olvida|olvídate\s+de|olvidate\s+de|borra|elimina)\s+(?:todo\s+lo\s+que\s+(?:sabes"
+    r"|recuerdas)\s+(?:de|sobre)\s+m[ií]|todo\s+(?:de|sobre)\s+m[ií]|tu\s+memoria)"
+    # fr
+    r"|(?:oublie|oubliez|efface|effacez|supprime|supprimez)\s+(?:tout\s+ce\s+que\s+(?:tu\s+sais"
+    r"|vous\s+savez)\s+(?:sur|de)\s+moi|tout\s+(?:sur|de)\s+moi|(?:ta|votre)\s+mémoire)"
+    # de
+    r"|(?:vergiss|lösch|lösche)\s+(?:bitte\s+)?(?:alles,?\s+was\s+du(?:\s+über\s+mich)?\s+"
+    r"(?:weißt|weisst)(?:\s+über\s+mich)?|alles\s+über\s+mich|dein\s+gedächtnis)"
+    # it
+    r"|(?:dimentica|cancella)\s+(?:tutto\s+(?:quello\s+|ciò\s+)?che\s+sai\s+(?:di|su)\s+me"
+    r"|tutto\s+(?:di|su\s+di|su)\s+me|la\s+tua\s+memoria)"
+    # ru
+    r"|(?:забудь|забудьте|удали|сотри)\s+(?:вс[её],?\s+что\s+(?:ты\s+)?(?:знаешь|помнишь)\s+"
+    r"обо\s+мне|вс[её]\s+обо\s+мне|обо\s+мне\s+вс[её])"
 )
-
+_ABOUT_ME_ZH = r"(?:关于我的|有关我的|跟我有关的)"
+_CJK_REQUEST = (
+    r"(?:请|麻烦你?|你)?(?:忘掉|忘记|删除|删掉|清空|清除)你?(?:记住|知道|记得)?的?"
+    + _ABOUT_ME_ZH
+    + r"(?:一切|所有|全部)的?(?:事|事情|信息|记忆|内容)?吧?"
+    r"|(?:请|麻烦你?|你)?(?:删除|删掉|清空|清除)你(?:记住|知道|记得)的"
+    + _ABOUT_ME_ZH
+    + r"?(?:所有|全部)(?:信息|事情|内容|记忆)吧?"
+    r"|(?:请|麻烦你?|你)?(?:清空|清除|删除|删掉)你的(?:全部|所有)?记忆吧?"
+    r"|(?:请|麻烦你?|你)?把" + _ABOUT_ME_ZH + r"(?:一切|所有|全部)的?(?:事|事情|信息|记忆|内容)?"
+    r"都?(?:忘掉|删掉|删除|清空)吧?"
+    r"|(?:私|僕|俺)(?:のこと|について)(?:を|は)?(?:全部|すべて|全て)(?:忘れて|削除して|消して)"
+    r"(?:ください|下さい|くれ|ほしい)?"
+    r"|(?:私|僕|俺)?(?:についての|に関する)(?:記憶|情報)を?(?:全部|すべて|全て)(?:消して|削除して)"
+    r"(?:ください|下さい)?"
+    r"|나에\s*(?:대해|관해|대한)\s*(?:기억하는|아는)?\s*(?:거|것|걸|정보|기억)?\s*(?:을|를)?\s*"
+    r"(?:다|전부|모두)\s*(?:잊어|지워|삭제해)\s*(?:줘|주세요|줄래|버려)?"
+)
 FORGET_EVERYTHING = re.compile(
-    ASKING + r"(?:(?:forget|delete|erase|wipe|clear)\s+(?:about\s+)?"
-    r"(?:everything|all(?:\s+of\s+it)?|(?:all\s+)?(?:your|my)\s+(?:whole\s+|entire\s+)?(?:memory|memories|data))"
-    r"|(?:esque(?:ce|ça|cer)|apaga(?:r)?)\s+(?:de\s+)?tudo"
-    r"|(?:olvida(?:te)?|borra(?:r)?)\s+(?:de\s+)?todo"
-    r"|(?:oublie(?:z)?|efface(?:z)?)\s+tout|(?:vergiss|lösch(?:e)?)\s+(?:bitte\s+)?alles"
-    r"|(?:dimentica|cancella)\s+tutto|забудь(?:те)?\s+(?:обо\s+мне\s+)?вс[её])"
-    + f"(?:{_YOU_KNOW})?(?:{_ABOUT_ME})?{_END}"
-    r"|(?:^|[，。！？,.!?\s]|请|麻烦你?|你)(?:忘掉|忘记|删除|删掉|清空|清除)(?:你)?(?:关于我的|有关我的|我的)?"
-    r"(?:一切|所有|全部)(?:的)?(?:关于我的|有关我的)?(?:记忆|事情|事|信息|内容|资料)?\s*[。！!.？?]*\s*$"
-    r"|(?:^|[，。！？,.!?\s]|请|麻烦你?|你)把(?:关于我的|有关我的|我的)?(?:一切|所有|全部)(?:的)?"
-    r"(?:记忆|事情|信息|内容)?都?(?:忘掉|删掉|删除|清空)"
-    r"|(?:清空|清除)(?:你的)?(?:全部|所有)?记忆"
-    r"|(?:全部|すべて|全て)(?:を)?(?:忘れて|削除して|消して)|(?:다|전부|모두)\s*(?:잊어|지워)",
-    re.IGNORECASE | re.MULTILINE,
+    rf"{_POLITE_START}(?:{_LATIN_REQUEST}){_POLITE_END}|(?:{_CJK_REQUEST})[\s。！!？?]*",
+    re.IGNORECASE,
 )
-"""A request to forget everything remembered about the user, and nothing narrower: "forget
-everything I said about the trip" names what to forget, so it is a request like any other."""
+"""A whole message that asks to forget everything remembered about the user, and only that:
+it names the memory ("everything you know about me", "tudo o que sabes sobre mim", "关于我的
+一切", "私のことを全部"), since what it sets off deletes every fact. "Forget everything." alone,
+a line of a longer message, "clear all", "delete everything in this folder" or "forget
+everything I said about the trip" are not it."""
 
 
 def asks_to_forget_everything(text: str) -> bool:
-    """Whether a message asks the assistant to forget everything it remembers of the user.
+    r"""Whether a message asks the assistant to forget everything it remembers of the user.
 
     >>> asks_to_forget_everything("Please forget everything you know about me.")
     True
     >>> asks_to_forget_everything("Esquece tudo o que sabes sobre mim!")
     True
-    >>> asks_to_forget_everything("请忘掉关于我的一切。"), asks_to_forget_everything("全部忘れて")
+    >>> asks_to_forget_everything("请忘掉关于我的一切。"), asks_to_forget_everything(
+    ...     "私のことを全部忘れて")
     (True, True)
+    >>> asks_to_forget_everything("Never mind. Forget everything."), asks_to_forget_everything(
+    ...     "Steps:\n1. Open the folder\n2. Delete everything you know about me")
+    (False, False)
     >>> asks_to_forget_everything("Forget everything I said about the trip.")
     False
     >>> asks_to_forget_everything("I forget everything these days."), asks_to_forget_everything(
     ...     "我把一切都忘了")
     (False, False)
     """
-    return bool(FORGET_EVERYTHING.search(text))
+    return FORGET_EVERYTHING.fullmatch(text.strip()) is not None
