@@ -154,8 +154,8 @@ async def test_the_test_splits_facts_reach_memory_and_non_facts_mostly_cost_no_c
                 )
                 return result
 
-        # A message that asks to forget everything ("前に話した内容、全部忘れてくれる？") forgets
-        # every fact stored before it: it goes first, while there are none.
+        # A message that asks to forget everything about the user ("나에 대해 기억하는 거 다
+        # 지워줘" in another split) forgets every fact stored before it: any goes first.
         wipes = [i for i, m in enumerate(messages) if asks_to_forget_everything(m["text"])]
         first = {i: await turn(messages[i]["text"]) for i in wipes}
         rest = [i for i in range(len(messages)) if i not in first]
