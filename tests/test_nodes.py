@@ -1894,7 +1894,12 @@ LOOPING_LIST = (
             "- Chave de garrafa\n- Chave de frigobar",
         ),
         ("1. Stir.\n2. Wait.\n3. Stir.\n4. Wait.\n5. Serve.", None),  # twice is a recipe
-        ("Ab\nBc\nCd\nAb\nBc\nCd\nAb\nBc\nCd\nDe", "Ab\nBc\nCd\nDe"),
+        ("Alpha\nBeta\nGamma\n" * 3 + "Gam", "Alpha\nBeta\nGamma"),
+        ("Ab\nBc\n" * 10 + "De", "Ab\nBc\nDe"),
+        ("Tabata:\n20 s burpees\n10 s rest\n" + "20 s burpees\n10 s rest\n" * 7, None),
+        # A workout's rounds, a dosing schedule: said three times, then more follows.
+        ("Round:\n20 s burpees\n10 s rest\n" + "20 s burpees\n10 s rest\n" * 2 + "Cool down", None),
+        ("Morning: 1 pill\nEvening: 1 pill\n" * 3 + "Then stop.", None),
         ("- tea\n- coffee\n- tea with milk\n- coffee with milk", None),
     ],
 )

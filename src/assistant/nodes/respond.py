@@ -761,7 +761,8 @@ def without_repeated_lines(text: str) -> str:
     without their number or bullet and end punctuation; blank lines between them do not
     count, and a line said twice stays twice. Two or three lines said in turn (Qwen2.5-Coder
     listed "Chave de garrafa" and "Chave de frigobar" by turns until its cap) are kept once
-    too, with a last line the cap cut short. Code in a fence, and lines of punctuation only,
+    too, with the last line the cap cut short, when the cap cut them or they come
+    `BLOCK_REPEATS` times. Code in a fence, and lines of punctuation only,
     are left as they are.
 
     >>> print(without_repeated_lines("1. Mix.\n\n2. Bake.\n\n3. Bake.\n\n4. Bake.\n\n5. Bake"))
@@ -806,6 +807,11 @@ def without_repeated_lines(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", kept).rstrip()
 
 
+BLOCK_REPEATS = 10
+"""Two or three lines said in turn this many times are a loop; fewer (a workout's eight
+rounds, a dosing schedule) are kept unless the token cap cut the last of them short."""
+
+
 def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[int, int]:
     """The block of 1 to 3 lines at ``start`` said again and again, and its repeats.
 
@@ -819,7 +825,15 @@ def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[in
             and keys[said[start + period + run]] == keys[said[start + run]]
         ):
             run += 1
-        if 1 + run // period >= REPEATS_KEPT_ONCE:
+        times = 1 + run // period
+        if times < REPEATS_KEPT_ONCE:
+            continue
+        end = start + period + run
+        block = {keys[said[n]] for n in range(start, start + period)}
+        cut_off = end == len(said) - 1 and any(  # a loop the token cap cut mid-line
+            key.startswith(keys[said[end]]) for key in block
+        )
+        if period == 1 or cut_off or times >= BLOCK_REPEATS:
             return period, run
     return 1, 0
 
