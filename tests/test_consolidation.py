@@ -395,19 +395,25 @@ async def test_update_or_supersede_of_an_unknown_target_becomes_an_add(
     assert untouched["history"] == []
 
 
-@pytest.mark.parametrize("action", ["update", "supersede"])
+@pytest.mark.parametrize(
+    ("action", "snacks"),
+    [
+        # Qwen2.5-Coder-1.5B, asked "Can you suggest some snacks for Lily's school trip?"
+        ("update", "Lily's school trip snacks could include apple slices and carrot sticks."),
+        ("supersede", "Lily's school trip snacks could include apple slices and carrot sticks."),
+        ("supersede", "Daughter Lily is allergic to eggs"),  # another allergy: both hold
+    ],
+)
 async def test_an_allergy_is_changed_only_by_a_fact_about_the_allergy(
-    store: InMemoryStore, action: str
+    store: InMemoryStore, action: str, snacks: str
 ) -> None:
     allergy = "Daughter Lily is allergic to peanuts"
     key = await save_memory(store, USER, allergy, category="constraint")
-    # Qwen2.5-Coder-1.5B, asked "Can you suggest some snacks for Lily's school trip?"
-    snacks = "Lily's school trip snacks could include apple slices, carrot sticks, and a banana."
     report = await apply(
         store, ops(op(action, snacks, "constraint", target=1)), await known(store, key)
     )
     assert report.updated == report.superseded == []
-    assert await current_facts(store, USER) == [allergy, snacks]
+    assert sorted(await current_facts(store, USER)) == sorted([allergy, snacks])
     # What is said about the allergy still changes it.
     outgrown = "Lily is no longer allergic to peanuts"
     report = await apply(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, ConfigDict, Field
 
+from assistant.memory.allergies import allergens, read_for
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -151,6 +152,35 @@ def is_hard_constraint(category: str, content: str) -> bool:
     return category == HARD_CONSTRAINT or NAMES_AN_ALLERGY.search(content) is not None
 
 
+ALLERGIST = re.compile(r"allergist|alergista|allergolog|alergolog|аллерголог", re.IGNORECASE)
+
+
+def loses_an_allergy(old: str, new: str) -> bool:
+    """Whether writing ``new`` over the fact ``old`` would lose an allergy ``old`` names.
+
+    ``new`` must name every allergen of ``old`` (in any language `SAME_THING` knows), or,
+    for an allergy that names none ("…allergic to them"), name an allergy at all.
+
+    >>> loses_an_allergy("Lily is allergic to peanuts", "Lily's trip snacks: apples, carrots")
+    True
+    >>> loses_an_allergy("Lily is allergic to peanuts", "Lily is allergic to eggs")
+    True
+    >>> loses_an_allergy("Lily is allergic to peanuts", "Lily outgrew her peanut allergy")
+    False
+    >>> loses_an_allergy("Works as an allergist in Porto", "Works as a dermatologist in Porto")
+    False
+    """
+    stems = allergens(old)
+    if not stems:
+        return (
+            bool(NAMES_AN_ALLERGY.search(old))
+            and not ALLERGIST.search(old)
+            and not (NAMES_AN_ALLERGY.search(new))
+        )
+    kept = read_for(new)
+    return any(stem not in kept for stem in stems)
+
+
 def _category(operation: MemoryOperation) -> str:
     """The operation's category, and ``constraint`` for any fact that names an allergy.
 
@@ -236,7 +266,8 @@ def plan(
     *add*, and so does one of a target it shares no word with, in the same script
     (`assistant.memory.wording.related`); an *update* that drops a name, place or number of
     its target is a *supersede* (`assistant.memory.wording.drops_names`); an *update* or
-    *supersede* of an allergy by a fact that names none is an *add* (asked "Can you suggest
+    *supersede* of an allergy by a fact that does not name its allergen is an *add*
+    (`loses_an_allergy`; asked "Can you suggest
     some snacks for Lily's school trip?", Qwen2.5-Coder-1.5B superseded "Daughter Lily is
     allergic to peanuts" with snacks it made up, and the allergy left recall); a *skip* with no
     target does nothing; and each known fact is changed at most once per turn.
@@ -300,8 +331,7 @@ def _action(
     if (
         operation.action != "skip"
         and target is not None
-        and NAMES_AN_ALLERGY.search(str(target.value.get("content", "")))
-        and not NAMES_AN_ALLERGY.search(operation.content)
+        and loses_an_allergy(str(target.value.get("content", "")), operation.content)
     ):
         return "add", None  # an allergy is changed only by what is said about the allergy
     if (

@@ -144,7 +144,12 @@ async def respond(state: State, runtime: Runtime[Context]) -> State:
     if known and not response.tool_calls and not tells_any(response.text, known):
         response = await _telling_what_is_known(model, prompt, trace, response, known)
     heed = state.get("heed", [])
-    if heed and not response.tool_calls and (broken := unheeded(response.text, heed)):
+    if (
+        heed
+        and known is None
+        and not response.tool_calls
+        and (broken := unheeded(response.text, heed))
+    ):
         response = await _heeding_again(model, prompt, trace, response, broken)
     if done.done and not response.tool_calls and refuses_bare(response.text):
         response = await _telling_what_was_done(model, prompt, trace, response, done.said)
