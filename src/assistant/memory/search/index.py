@@ -100,17 +100,16 @@ async def hybrid_search(
     if not len(index):
         _cancel(early_vector)
         return []  # nothing to rank: the query is not even embedded
-    plan, speakers = _planned(query, now, index, weights)
-    if early_vector is not None and early is not None and early[0].text == plan.text:
-        embedding = early_vector
-    else:  # planned anew on the checked index, which named other people
-        _cancel(early_vector)
-        embedding = _embedding(store, plan.text)
-    await asyncio.sleep(0)
+    embedding = early_vector
     try:
+        plan, speakers = _planned(query, now, index, weights)
+        if embedding is None or early is None or early[0].text != plan.text:
+            _cancel(embedding)  # planned anew on the checked index, which named other people
+            embedding = _embedding(store, plan.text)
+        await asyncio.sleep(0)
         keywords = keyword_side(index, plan, weights)
     except BaseException:
-        embedding.cancel()
+        _cancel(embedding)
         raise
     query_vector = await embedding
     await index.settle()  # the windows of the facts just written, embedded meanwhile
@@ -150,8 +149,12 @@ def _embedding(store: BaseStore, text: str) -> asyncio.Future[list[float]]:
 
 
 def _cancel(embedding: asyncio.Future[list[float]] | None) -> None:
-    if embedding is not None:
-        embedding.cancel()
+    """Drop an embedding no longer wanted, and any error it ended with."""
+    if embedding is None:
+        return
+    embedding.cancel()
+    if embedding.done() and not embedding.cancelled():
+        embedding.exception()  # retrieved, so asyncio does not log it as never seen
 
 
 async def text_vectors(
