@@ -23,7 +23,6 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item
 from pydantic import BaseModel, ConfigDict, Field
 
-from assistant.memory.allergies import allergens, read_for
 from assistant.memory.facts import (
     MAX_FACT_CHARS,
     confirm_memory,
@@ -34,7 +33,7 @@ from assistant.memory.facts import (
     update_memory,
 )
 from assistant.memory.records import is_current
-from assistant.memory.wording import drops_names, related
+from assistant.memory.wording import allergens, drops_names, read_for, related
 from assistant.memory.writer import Writer
 
 __all__ = [

@@ -5,7 +5,7 @@
 whose daughter is allergic to peanuts, still listed "peanut-butter trail mix", and once
 answered "can you make a peanut cake?" with the recipe. Nothing in the prompt makes a small
 model reliable here, so the reply is read: a sentence that names the allergen
-(`assistant.memory.allergies`) goes against the allergy unless the allergy itself is in the
+(`assistant.memory.wording`) goes against the allergy unless the allergy itself is in the
 sentence (an explanation) or a word just before or after the allergen sets it apart
 ("without peanuts", "no peanuts", "peanut-free", "sem amendoim", "不含花生"). A safety note
 that names the allergen otherwise ("check labels for peanut traces") is read as a suggestion:
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.memory.allergies import fold, read_for, says
+from assistant.memory.wording import fold, read_for, says
 from assistant.run.state import RecalledFact
 
 __all__ = ["unheeded"]
