@@ -1047,6 +1047,22 @@ async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
     assert facts == ([answer] if kept else [])
 
 
+async def test_an_update_that_runs_known_facts_together_is_dropped(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    # Qwen2.5-Coder-1.5B in a user check, asked whether a peanut cake is fine for Lily.
+    allergy, city = "Daughter Lily is allergic to peanuts", "Lives in Munich"
+    await save_memory(store, "default-user", allergy, category="constraint")
+    await save_memory(store, "default-user", city, category="location")
+    merged = "Lily is allergic to peanuts and lives in Munich."
+    patch_model(
+        ["Não, a Lily é alérgica a amendoim."],
+        structured=[restated(merged, op("update", merged, "constraint", 0.9, target=1))],
+    )
+    await chat("Posso fazer um bolo de amendoim para a Lily?", context=Context(extraction_hold_s=0))
+    assert sorted(await current_facts(store, "default-user")) == sorted([allergy, city])
+
+
 async def test_a_known_fact_copied_into_a_new_one_is_taken_out_and_both_are_kept(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

@@ -46,7 +46,7 @@ from assistant.extraction import gate, hold_timers
 from assistant.inference import models, providers
 from assistant.memory import CATEGORIES, ConsolidationReport, MemoryOperation, MemoryOperations
 from assistant.memory.consolidate import target_of
-from assistant.memory.search.lexical import CJK_LETTER
+from assistant.memory.search.lexical import CJK_LETTER, tokenize
 from assistant.memory.wording import (
     bare_names,
     foreign_script,
@@ -296,7 +296,7 @@ async def decide_operations(
         [
             await _checked(_as_change(op, known, text), known, text, result.user_says, context)
             for op in _rescued(result.operations, known, text)
-            if not _unfilled(op) and not _invented(op, text)
+            if not _unfilled(op) and not _invented(op, text) and not _merges_known(op, known, text)
         ],
         result.user_says,
         text,
@@ -512,6 +512,45 @@ def _invented(operation: MemoryOperation, text: str) -> bool:
         logger.warning("Extraction wrote a fact the message does not say; dropped: %r", operation)
         return True
     return False
+
+
+def _merges_known(operation: MemoryOperation, known: Sequence[Item], text: str) -> bool:
+    """Whether an update or supersede adds to its fact only the words of other known facts.
+
+    Asked "Posso fazer um bolo de amendoim para a Lily?" with "Daughter Lily is allergic to
+    peanuts" and "Lives in Munich" known, Qwen2.5-Coder-1.5B updated the allergy to "Lily is
+    allergic to peanuts and lives in Munich.": two known facts run together, nothing the
+    message says. Words are compared as recall indexes them (stems, English stop words
+    aside); Chinese, Japanese and Korean are not compared.
+
+    >>> from datetime import UTC, datetime
+    >>> now = datetime.now(UTC)
+    >>> known = [Item(value={"content": text}, key=str(n), namespace=("f",), created_at=now,
+    ...     updated_at=now) for n, text in enumerate(["Daughter Lily is allergic to peanuts",
+    ...     "Lives in Munich"])]
+    >>> merged = MemoryOperation(action="update", content="Lily is allergic to peanuts and "
+    ...     "lives in Munich.", category="constraint", confidence=0.9, target=1)
+    >>> _merges_known(merged, known, "Posso fazer um bolo de amendoim para a Lily?")
+    True
+    >>> _merges_known(merged, known, "Lily and I live in Munich now.")
+    False
+    """
+    target = target_of(operation, known)
+    if operation.action not in ("update", "supersede") or target is None:
+        return False
+    if CJK_LETTER.search(operation.content) or CJK_LETTER.search(text):
+        return False
+    new = set(tokenize(operation.content)) - set(tokenize(str(target.value.get("content", ""))))
+    others = {
+        word
+        for item in known
+        if item is not target
+        for word in tokenize(str(item.value.get("content", "")))
+    }
+    if not new or not new <= others or new & set(tokenize(text)):
+        return False
+    logger.warning("Extraction ran known facts together; dropped: %r", operation)
+    return True
 
 
 def _rescued(
