@@ -796,15 +796,12 @@ def without_repeated_lines(text: str) -> str:
     dropped: set[int] = set()
     start = 0
     while start < len(said):
-        period, run = _repeating(keys, said, start)
+        period, run, cut_off = _repeating(keys, said, start)
         if not run:
             start += 1
             continue
-        dropped.update(said[start + period : start + period + run])
         end = start + period + run
-        block = {keys[said[n]] for n in range(start, start + period)}
-        if end == len(said) - 1 and any(key.startswith(keys[said[end]]) for key in block):
-            dropped.add(said[end])  # the last, cut short by the token cap
+        dropped.update(said[start + period : end + cut_off])  # with the line the cap cut short
         start = end
     if not dropped:
         return text
@@ -817,11 +814,12 @@ BLOCK_REPEATS = 10
 rounds, a dosing schedule) are kept unless the token cap cut the last of them short."""
 
 
-def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[int, int]:
+def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[int, int, bool]:
     """The block of 1 to 3 lines at ``start`` said again and again, and its repeats.
 
-    Returns the block's length and how many lines after its first time repeat it (0 when it
-    is said fewer than `REPEATS_KEPT_ONCE` times in a row).
+    Returns the block's length, how many lines after its first time repeat it (0 when it is
+    said fewer than `REPEATS_KEPT_ONCE` times in a row), and whether the line after them is
+    the reply's last, a start of the block's that the token cap cut short.
     """
     for period in (1, 2, 3):
         run = 0
@@ -839,8 +837,8 @@ def _repeating(keys: Sequence[str], said: Sequence[int], start: int) -> tuple[in
             key.startswith(keys[said[end]]) for key in block
         )
         if period == 1 or cut_off or times >= BLOCK_REPEATS:
-            return period, run
-    return 1, 0
+            return period, run, cut_off
+    return 1, 0, False
 
 
 def _reply(response: BaseMessage) -> AIMessage:
