@@ -336,7 +336,6 @@ ALLERGY_TO = re.compile(
 
 _SEPARATOR = re.compile(r"\s*(?:,|\band\b|\bor\b|\be\b|\by\b|\bet\b|\bund\b|\bи\b|\bo\b)\s*")
 _CJK_SEPARATOR = re.compile(r"[和、与及跟或/]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 _PRONOUNS = frozenset(
     "it them this that these those something anything everything ele ela eles elas isso isto"
@@ -356,7 +355,7 @@ def fold(text: str) -> str:
     """
     out = []
     for char in text.casefold():
-        if char.isascii() or _CJK.match(char):
+        if char.isascii() or CJK_LETTER.match(char):
             out.append(char)
             continue
         base = unicodedata.normalize("NFD", char)
@@ -388,7 +387,7 @@ def allergens(content: str) -> list[str]:
     found: list[str] = []
     for match in ALLERGY_TO.finditer(content):
         things = next((group for group in match.groups() if group), "")
-        if _CJK.search(things):
+        if CJK_LETTER.search(things):
             stems = [part for part in _CJK_SEPARATOR.split(things) if part]
         else:
             stems = [_stem(part) for part in _SEPARATOR.split(fold(things)) if part]
@@ -539,7 +538,7 @@ def says(text: str, stem: str) -> list[tuple[int, int]]:
     >>> says("来点花生酱吧", "花生")
     [(2, 4)]
     """
-    if _CJK.search(stem):
+    if CJK_LETTER.search(stem):
         return [m.span() for m in re.finditer(re.escape(stem), text)]
     start = stem[:-1] if len(stem) >= 7 else stem  # "amendoim", "amendoins"
     more = "*" if len(start) >= 6 else "{0,1}" if len(start) <= 3 else "{0,3}"
