@@ -398,13 +398,9 @@ async def _telling_what_is_known(
     """
     logger.warning("The reply to a question of what is known said none of it; asking again")
     note = prompts.KNOWN_AGAIN_NOTE.format(facts=_inline(facts))
-    try:
-        again = _reply(
-            await providers.ainvoke_with_tools(model, [], [*prompt, SystemMessage(note)], trace)
-        )
-    except Exception:  # the facts are the answer: a failed second call must not fail the turn
-        logger.warning("Asking again what is known failed", exc_info=True)
-        again = evasive
+    again = await _answered_again(
+        model, [*prompt, SystemMessage(note)], trace, evasive, "Asking again what is known failed"
+    )
     if not again.tool_calls and tells_any(again.text, facts):
         return again
     answer = "" if again.tool_calls or answers_nothing(again.text) else again.text.strip()
@@ -607,6 +603,25 @@ def _with_system_line(prompt: list[BaseMessage], line: str) -> list[BaseMessage]
     return [SystemMessage(content=f"{system.text}{line}"), *rest]
 
 
+async def _answered_again(
+    model: BaseChatModel,
+    again: list[BaseMessage],
+    trace: RunnableConfig,
+    kept: AIMessage,
+    failed: str,
+) -> AIMessage:
+    """The model's answer to the prompt ``again``, without tools; ``kept`` if the call fails.
+
+    A reply already stands, so a failed second call never fails the turn: it is logged as
+    ``failed`` and ``kept`` is returned.
+    """
+    try:
+        return _reply(await providers.ainvoke_with_tools(model, [], again, trace))
+    except Exception:
+        logger.warning(failed, exc_info=True)
+        return kept
+
+
 async def _said_again(
     model: BaseChatModel, prompt: list[BaseMessage], trace: RunnableConfig, empty: AIMessage
 ) -> AIMessage:
@@ -619,11 +634,9 @@ async def _said_again(
     """
     logger.warning("The model's reply was empty; asking again")
     again = _with_system_line(prompt, prompts.EMPTY_AGAIN)
-    try:
-        return _reply(await providers.ainvoke_with_tools(model, [], again, trace))
-    except Exception:  # the turn still gets a reply: the request to say it again
-        logger.warning("Asking again for an empty reply failed", exc_info=True)
-        return empty
+    return await _answered_again(
+        model, again, trace, empty, "Asking again for an empty reply failed"
+    )
 
 
 async def _heeding_again(
@@ -641,11 +654,9 @@ async def _heeding_again(
     """
     logger.warning("The reply suggested what a heeded allergy rules out; asking again")
     again = _with_system_line(prompt, prompts.UNHEEDED_NOTE.format(constraints=_inline(broken)))
-    try:
-        second = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
-    except Exception:  # the first reply stands, with the warning
-        logger.warning("Asking again after an unheeded allergy failed", exc_info=True)
-        second = reply
+    second = await _answered_again(
+        model, again, trace, reply, "Asking again after an unheeded allergy failed"
+    )
     if second.text.strip() and not unheeded(second.text, broken):
         return second
     kept = second if second.text.strip() else reply
@@ -668,11 +679,9 @@ async def _telling_what_was_done(
     """
     logger.warning("The reply refused a memory change already made; asking again")
     again = _with_system_line(prompt, prompts.DONE_AGAIN)
-    try:
-        response = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
-    except Exception:  # the change is made: the user still reads what it was
-        logger.warning("Asking again after a refused memory change failed", exc_info=True)
-        response = refused
+    response = await _answered_again(
+        model, again, trace, refused, "Asking again after a refused memory change failed"
+    )
     if response.text.strip() and not refuses_bare(response.text):
         return response
     return AIMessage(content="\n".join(said), id=refused.id)
@@ -713,11 +722,9 @@ async def _with_reason(
     """
     logger.warning("The reply refused without a reason; asking for the reason")
     again = [*prompt, AIMessage(content=refused.text), SystemMessage(content=prompts.REASON_NOTE)]
-    try:
-        response = _reply(await providers.ainvoke_with_tools(model, [], again, trace))
-    except Exception:  # the refusal is a reply: a failed second call must not fail the turn
-        logger.warning("Asking for the refusal's reason failed", exc_info=True)
-        return refused
+    response = await _answered_again(
+        model, again, trace, refused, "Asking for the refusal's reason failed"
+    )
     if response.tool_calls or not response.text.strip() or refuses_bare(response.text):
         return refused
     return response
