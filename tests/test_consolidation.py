@@ -423,6 +423,28 @@ async def test_an_allergy_is_changed_only_by_a_fact_about_the_allergy(
     assert allergy not in await current_facts(store, USER)
 
 
+@pytest.mark.parametrize(
+    ("allergy", "change", "changed"),
+    [
+        # "maní" is the Spanish peanut: a change that names peanuts in English keeps it.
+        ("Daughter Lily es alérgica al maní", "Lily is no longer allergic to peanuts", True),
+        ("Daughter Lily is allergic to peanuts", "Lily ya no es alérgica a los maníes", True),
+        # "manicure" and "Maniok" begin like "mani" but name no peanut.
+        ("Daughter Lily is allergic to peanuts", "Daughter Lily has a manicure allergy", False),
+        ("Daughter Lily is allergic to peanuts", "Lily ist allergisch gegen Maniok", False),
+    ],
+)
+async def test_an_allergy_to_peanuts_is_read_as_mani_in_spanish_only(
+    store: InMemoryStore, allergy: str, change: str, changed: bool
+) -> None:
+    key = await save_memory(store, USER, allergy, category="constraint")
+    report = await apply(
+        store, ops(op("supersede", change, "constraint", target=1)), await known(store, key)
+    )
+    assert report.superseded == ([key] if changed else [])
+    assert (allergy in await current_facts(store, USER)) is not changed
+
+
 @pytest.mark.parametrize("target", [None, 0, 2, 99])
 async def test_a_skip_of_an_unknown_target_is_ignored(
     store: InMemoryStore, target: int | None

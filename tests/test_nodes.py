@@ -1335,6 +1335,35 @@ async def test_a_reply_that_sets_the_allergen_apart_is_left_alone(
     assert len([c for c in model.calls if c.info.node == "respond"]) == 1
 
 
+@pytest.mark.parametrize(
+    ("allergy", "reply", "asked_again"),
+    [
+        # English's "mani" (a manicure) is not Spanish's "maní" (a peanut).
+        ("Lily is allergic to peanuts", "A mani-pedi at the spa, then apple slices.", False),
+        ("Lily is allergic to peanuts", "Treat her to a mani pedi, or a manicure.", False),
+        ("Lily is allergic to peanuts", "Lavati le mani, poi affetta le mele.", False),  # hands
+        ("Lily es alérgica al maní", "Many snacks work: apple slices, carrots.", False),
+        # The Spanish peanut, accented or not, told in English or in Spanish.
+        ("Lily is allergic to peanuts", "Galletas de maní y rodajas de manzana.", True),
+        ("Lily is allergic to peanuts", "Unos manis tostados con pasas.", True),
+        ("Lily es alérgica al maní", "Try peanut-butter trail mix.", True),
+    ],
+)
+async def test_a_reply_is_read_for_mani_only_where_it_is_the_spanish_peanut(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    allergy: str,
+    reply: str,
+    asked_again: bool,
+) -> None:
+    await save_memory(store, "default-user", allergy, category="constraint")
+    model = patch_model([reply, "Apple slices."], structured=[operations_json()])
+    await chat("Something for Lily this afternoon?")
+    calls = len([c for c in model.calls if c.info.node == "respond"])
+    assert calls == (2 if asked_again else 1)
+
+
 async def test_a_refusal_stays_when_asking_for_its_reason_fails(
     use_model: UseModel, chat: Chat, store: InMemoryStore
 ) -> None:

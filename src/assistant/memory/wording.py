@@ -413,7 +413,7 @@ SAME_THING: tuple[tuple[str, ...], ...] = (
         "amendoim",
         "cacahuet",
         "cacahuat",
-        "mani",
+        "mani",  # Spanish "maní": read only as a whole word after a Spanish one (`SPANISH_MANI`)
         "arachide",
         "erdnuss",
         "arachid",
@@ -500,13 +500,38 @@ SAME_THING: tuple[tuple[str, ...], ...] = (
 is read for in a reply in another ("Lily is allergic to peanuts", "um bolo de amendoim")."""
 
 
+SPANISH_MANI = re.compile(
+    r"(?<![^\W\d_])(?:de|del|el|al|los|un|unos|con|sin|y)\s+(mani(?:e?s)?)(?![^\W\d_]|[-‐/]\w)"
+)
+""""mani" (Spanish "maní", a peanut, once folded) where it means a peanut.
+
+Folded, the Spanish word is also English's "mani" ("mani-pedi", "a mani pedi", "get a
+mani"), Italian's hands ("lavati le mani"), and the start of "manicure", "mania", "Manila"
+and "Maniok" (cassava). The least surprising rule that keeps the Spanish word is to read it
+as a Spanish noun: a whole word ("mani", "manis", "manies"), not half of a compound joined
+by a hyphen or slash, just after a word that goes before a masculine Spanish noun ("de
+maní", "el maní", "con maní", "pasas y maní"). Italian's feminine "le mani" and English's
+"a mani" are not such words. A fact's allergy names the thing itself ("alérgica al maní"),
+so there the whole word is enough; a Spanish reply that begins a line with it ("Maní
+tostado") is missed, the cost of not reading every "mani" as a peanut. The accented form
+cannot be the rule: texts are compared folded, and "manía" begins with "maní" anyway."""
+
+_WHOLE_WORD_ONLY = frozenset({"mani"})
+"""Names of `SAME_THING` that are not the start of a longer word's ("manicure", "Maniok")."""
+
+
 def _the_same(stem: str) -> tuple[str, ...]:
-    """``stem`` and its names in other languages, when it is a common allergen."""
+    """``stem`` and its names in other languages, when it is a common allergen.
+
+    >>> _the_same("mani")[:2], _the_same("maniok"), _the_same("manicur")
+    (('mani', 'peanut'), ('maniok',), ('manicur',))
+    """
     for names in SAME_THING:
         if any(
             stem == name
             or len(stem) >= 4
             and len(name) >= 4
+            and name not in _WHOLE_WORD_ONLY
             and (stem.startswith(name) or name.startswith(stem))
             for name in names
         ):
@@ -520,6 +545,8 @@ def _stem(phrase: str) -> str:
     word = words[-1].strip("'’-") if words else ""
     if not word or word in _PRONOUNS or len(word) < 3:
         return ""
+    if re.fullmatch(r"mani(?:e?s)?", word):  # "maní", "maníes": not "man" (`SPANISH_MANI`)
+        return "mani"
     for ending in ("ies", "es", "s", "e", "i", "a", "o", "ами", "ов", "и", "ы", "а"):
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             return word[: -len(ending)]
@@ -537,9 +564,16 @@ def says(text: str, stem: str) -> list[tuple[int, int]]:
     ([(0, 6)], [])
     >>> says("来点花生酱吧", "花生")
     [(2, 4)]
+
+    The Spanish "maní" is read as a Spanish noun only (`SPANISH_MANI`):
+
+    >>> says("galletas de mani", "mani"), says("a mani-pedi", "mani"), says("le mani", "mani")
+    ([(12, 16)], [], [])
     """
     if CJK_LETTER.search(stem):
         return [m.span() for m in re.finditer(re.escape(stem), text)]
+    if stem == "mani":
+        return [m.span(1) for m in SPANISH_MANI.finditer(text)]
     start = stem[:-1] if len(stem) >= 7 else stem  # "amendoim", "amendoins"
     more = "*" if len(start) >= 6 else "{0,1}" if len(start) <= 3 else "{0,3}"
     pattern = rf"(?<![^\W\d_]){re.escape(start)}[^\W\d_]{more}(?![^\W\d_])"
