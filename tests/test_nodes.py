@@ -1218,6 +1218,8 @@ async def test_a_user_without_constraints_is_never_asked_about_food(
             "Tochter Lily: Erdnussallergie",
             "preference",
         ),
+        # "alérgica" is read once folded: the accent does not hide the allergy.
+        ("Mi hija Lily es alérgica al maní.", "Hija Lily: alérgica al maní", "relationship"),
     ],
 )
 async def test_an_allergy_filed_under_another_category_is_kept_and_heeded_as_a_constraint(

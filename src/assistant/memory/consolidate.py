@@ -33,7 +33,13 @@ from assistant.memory.facts import (
     update_memory,
 )
 from assistant.memory.records import is_current
-from assistant.memory.wording import allergens, drops_names, read_for, related
+from assistant.memory.wording import (
+    allergens,
+    drops_names,
+    names_an_allergy,
+    read_for,
+    related,
+)
 from assistant.memory.writer import Writer
 
 __all__ = [
@@ -125,30 +131,21 @@ class ConsolidationReport:
     """Known facts the user said again."""
 
 
-NAMES_AN_ALLERGY = re.compile(
-    r"allerg|alerg|аллерг|алерг|过敏|過敏|アレルギー|알레르기|알러지|intoleran|intoléran"
-    r"|unverträglich|不耐|celiac|coeliac|celíac|zöliak|dị ứng|एलर्जी",
-    re.IGNORECASE,
-)
-"""An allergy or intolerance, in the languages e5 covers best: always a hard constraint.
-
-Qwen2.5-Coder-1.5B files about a third of its facts under the wrong category; an allergy
-filed as ``relationship`` or ``other`` is never heeded (`assistant.nodes.recall.heeded`)
-and may be given up for the budget."""
-
-
 def is_hard_constraint(category: str, content: str) -> bool:
     """Whether a fact limits what may be suggested: filed so, or naming an allergy.
 
-    Read wherever it matters (heeding, the prompt's budget), so a fact stored under another
-    category before it was filed right still counts.
+    Qwen2.5-Coder-1.5B files about a third of its facts under the wrong category; an allergy
+    filed as ``relationship`` or ``other`` is never heeded (`assistant.nodes.recall.heeded`)
+    and may be given up for the budget, so a fact that `names_an_allergy` is always a hard
+    constraint. Read wherever it matters (heeding, the prompt's budget), so a fact stored
+    under another category before it was filed right still counts.
 
     >>> is_hard_constraint("other", "Lily ist allergisch gegen Erdnüsse")
     True
     >>> is_hard_constraint("location", "Lives in Porto"), is_hard_constraint("constraint", "x")
     (False, True)
     """
-    return category == HARD_CONSTRAINT or NAMES_AN_ALLERGY.search(content) is not None
+    return category == HARD_CONSTRAINT or names_an_allergy(content)
 
 
 ALLERGIST = re.compile(r"allergist|alergista|allergolog|alergolog|аллерголог", re.IGNORECASE)
@@ -171,11 +168,7 @@ def loses_an_allergy(old: str, new: str) -> bool:
     """
     stems = allergens(old)
     if not stems:
-        return (
-            bool(NAMES_AN_ALLERGY.search(old))
-            and not ALLERGIST.search(old)
-            and not (NAMES_AN_ALLERGY.search(new))
-        )
+        return names_an_allergy(old) and not ALLERGIST.search(old) and not names_an_allergy(new)
     kept = read_for(new)
     return any(stem not in kept for stem in stems)
 

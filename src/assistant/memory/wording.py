@@ -30,6 +30,7 @@ __all__ = [
     "bare_names",
     "foreign_script",
     "names_a_word_of",
+    "names_an_allergy",
     "new_names",
     "normalize_fact",
     "quotes_fact",
@@ -361,6 +362,30 @@ def fold(text: str) -> str:
         base = unicodedata.normalize("NFD", char)
         out.append(base[0] if base[0].isascii() else char)
     return "".join(out)
+
+
+NAMES_AN_ALLERGY = re.compile(
+    r"allerg|alerg|аллерг|алерг|过敏|過敏|アレルギー|알레르기|알러지|intoleran|unvertraglich"
+    r"|不耐(?![烦煩])|celiac|coeliac|zoliak|\bdi ung\b|एलर्जी"
+)
+"""An allergy or intolerance, in the languages e5 covers best, in a `fold`-ed text
+("alérgica", "Zöliakie", "dị ứng" read "alergica", "zoliakie", "di ung"); "不耐烦"
+(impatient) is no intolerance."""
+
+
+def names_an_allergy(text: str) -> bool:
+    """Whether ``text`` names an allergy or intolerance (not necessarily what it is to).
+
+    A fact that does is a hard constraint (`assistant.memory.consolidate`), and a sentence
+    of a reply that does explains an allergy rather than going against it
+    (`assistant.nodes.heeding`).
+
+    >>> names_an_allergy("Lily es alérgica al maní"), names_an_allergy("Zöliakie seit 2019")
+    (True, True)
+    >>> names_an_allergy("孩子有点不耐烦"), names_an_allergy("Loves peanut butter")
+    (False, False)
+    """
+    return NAMES_AN_ALLERGY.search(fold(text)) is not None
 
 
 def allergens(content: str) -> list[str]:

@@ -17,15 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.memory.wording import fold, read_for, says
+from assistant.memory.wording import fold, names_an_allergy, read_for, says
 from assistant.run.state import RecalledFact
 
 __all__ = ["unheeded"]
-
-ALLERGY_WORD = re.compile(
-    r"allerg|alerg|аллерг|过敏|過敏|アレルギー|알레르기|알러지|intoleran|intoléran", re.IGNORECASE
-)
-"""A sentence that names the allergy explains it; it suggests nothing."""
 
 BEFORE = re.compile(
     r"(?:\b(?:no|not|non|without|avoid\w*|never|free\s+(?:of|from)|skip|sem|sin|não|nunca"
@@ -71,8 +66,11 @@ def unheeded(reply: str, heed: Sequence[RecalledFact]) -> list[RecalledFact]:
 
 
 def _suggests(sentence: str, stem: str) -> bool:
-    """Whether ``sentence`` names ``stem`` with nothing that keeps it out."""
-    if ALLERGY_WORD.search(sentence):
+    """Whether ``sentence`` names ``stem`` with nothing that keeps it out.
+
+    A sentence that names the allergy explains it; it suggests nothing.
+    """
+    if names_an_allergy(sentence):
         return False
     return any(
         not BEFORE.search(sentence[:start]) and not AFTER.match(sentence[end:])
