@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assistant.inference import models
+from assistant.memory.wording import SENTENCE
 
 __all__ = [
     "CLASSIFIER",
@@ -136,8 +137,6 @@ _MEMORY_REQUEST = re.compile(
 )
 """A sentence that asks about the user's memory or asks to forget (English and Chinese)."""
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
-
 
 def _words(text: str) -> str:
     """``text`` lower-cased, with only letters, digits, apostrophes and single spaces.
@@ -162,7 +161,7 @@ def screen(text: str) -> Verdict | None:
         return Verdict(decision="skip", reason="no words")
     if words in ACKNOWLEDGEMENTS:
         return Verdict(decision="skip", reason="an acknowledgement")
-    sentences = [s.strip() for s in _SENTENCE.findall(text) if _words(s)]
+    sentences = [s.strip() for s in SENTENCE.findall(text) if _words(s)]
     if sentences and all(_MEMORY_REQUEST.search(sentence) for sentence in sentences):
         return Verdict(decision="skip", reason="only about memory: the memory tools answer it")
     return None
@@ -280,7 +279,7 @@ def statements(text: str) -> list[str]:
     >>> statements("Allergic to shellfish.")
     []
     """
-    sentences = [s.strip() for s in _SENTENCE.findall(text) if _says_something(s)]
+    sentences = [s.strip() for s in SENTENCE.findall(text) if _says_something(s)]
     found = [s for s in sentences if not s.endswith(_QUESTION_END)] if len(sentences) > 1 else []
     for question in (s for s in sentences if s.endswith(_QUESTION_END)):
         clauses = [c.strip() for c in _CLAUSE_BREAK.split(question)]

@@ -22,6 +22,7 @@ from assistant.memory.search.lexical import CJK_LETTER, tokenize
 __all__ = [
     "MIN_QUOTED_CHARS",
     "SAME_THING",
+    "SENTENCE",
     "allergens",
     "fold",
     "read_for",
@@ -92,6 +93,16 @@ def redact_text(text: str, facts: Iterable[str]) -> str:
         pattern = r"\s+".join(re.escape(word) for word in words)
         text = re.sub(pattern, FORGOTTEN, text, flags=re.IGNORECASE)
     return text
+
+
+SENTENCE = re.compile(r"[^\n.!?。！？]+[.!?。！？]*")
+"""A sentence, or a line: text up to a full stop, question or exclamation mark (Latin or
+Chinese/Japanese) or a line break, with its closing marks. How a message is read for requests
+(`assistant.extraction.gate`) and a reply for allergens (`assistant.nodes.heeding`).
+
+>>> SENTENCE.findall("1. Apples\nNo nuts! 不含花生。OK")
+['1.', ' Apples', 'No nuts!', ' 不含花生。', 'OK']
+"""
 
 
 _NAME = re.compile(r"(?<![\w'])(?:[^\W\d_a-z][\w'-]+|\d[\d.,:/-]*)")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.memory.wording import fold, names_an_allergy, read_for, says
+from assistant.memory.wording import SENTENCE, fold, names_an_allergy, read_for, says
 from assistant.run.state import RecalledFact
 
 __all__ = ["unheeded"]
@@ -32,8 +32,6 @@ BEFORE = re.compile(
 
 AFTER = re.compile(r"^[\w]*(?:-free|\s+free|-frei|\s+frei|\s+libre|-libre|フリー|프리|不含)")
 """Words that, just after it, keep it out ("peanut-free", "glutenfrei" aside)."""
-
-_SENTENCE = re.compile(r"[^\n.!?。！？]+[.!?。！？]*")
 
 
 def unheeded(reply: str, heed: Sequence[RecalledFact]) -> list[RecalledFact]:
@@ -53,7 +51,7 @@ def unheeded(reply: str, heed: Sequence[RecalledFact]) -> list[RecalledFact]:
     >>> [f["id"] for f in unheeded("Que tal um bolo de amendoim?", [fact])]
     ['1']
     """
-    sentences = [fold(sentence) for sentence in _SENTENCE.findall(reply)]
+    sentences = [fold(sentence) for sentence in SENTENCE.findall(reply)]
     return [
         fact
         for fact in heed
