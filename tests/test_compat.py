@@ -14,6 +14,7 @@ from langgraph.store.memory import InMemoryStore
 
 from assistant.compat import (
     base_store,
+    count_removals,
     current_keys,
     inmemory_namespace_size,
     mcp_open_sessions,
@@ -21,6 +22,7 @@ from assistant.compat import (
     patch_inmemory_store,
     patch_postgres_store,
     pgserver_instance,
+    removals,
 )
 
 
@@ -123,9 +125,44 @@ async def test_the_current_keys_of_a_postgres_namespace_are_read_without_their_v
         asked = ["now", "said", "old", "gone", "hers", "never"]
         current = await current_keys(store, facts, asked)
         wrapped = await current_keys(BatchedStore(store), facts, asked)
+        every = await current_keys(store, facts)
 
-    assert current == wrapped == {"now", "said"}
+    assert current == wrapped == every == {"now", "said"}
     assert await current_keys(InMemoryStore(), facts, asked) is None  # it reads the items
+
+
+@pytest.mark.postgres
+async def test_a_postgres_store_counts_each_namespaces_removals_whoever_makes_them(
+    open_unit_postgres_store: Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]],
+) -> None:
+    facts, others = ("user_facts", "alice"), ("user_facts", "alice_2")
+    async with open_unit_postgres_store(PrefixedEmbeddings()) as store:
+        before = await removals(store, facts)
+        assert before is not None and await count_removals(store)  # set up again: no change
+        await store.aput(facts, "a", {"content": "Lives in Porto"}, index=False)
+        await store.aput(facts, "a", {"content": "Lives in Porto, Ribeira"}, index=False)
+        await store.aput(facts, "b", {"content": "Likes tea", "status": "current"}, index=False)
+        assert await removals(store, facts) == before  # writes and edits remove nothing
+        await store.aput(facts, "b", {"content": "Likes tea", "status": "superseded"}, index=False)
+        await store.aput(facts, "b", {"content": "Likes tea.", "status": "superseded"}, index=False)
+        superseded = await removals(store, facts)
+        await store.adelete(facts, "a")
+        await store.adelete(facts, "a")  # nothing left to delete
+        deleted = await removals(store, facts)
+        await store.aput(others, "c", {"content": "Not hers"}, index=False)
+        await store.adelete(others, "c")
+        async with store.conn.connection() as conn:  # type: ignore[attr-defined]
+            await conn.execute("TRUNCATE store, store_vectors")
+        truncated = await removals(store, facts)
+        from langgraph_runtime_inmem.store import BatchedStore
+
+        wrapped = await removals(BatchedStore(store), facts)
+
+    count, _, truncations = before
+    assert superseded == (count + 1, "b", truncations)
+    assert deleted == (count + 2, "a", truncations)
+    assert truncated == wrapped == (count + 2, "a", truncations + 1)
+    assert await removals(InMemoryStore(), facts) is None  # it reads the items
 
 
 # --------------------------------------------------------------------------- internals relied on

@@ -23,7 +23,10 @@ Function                         Relies on (checked against)
                                  (mcp 2.3.0)
 :func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
 :func:`index_newest_rows`,       ``AsyncPostgresStore``'s table (``store``: prefix,
-:func:`newest_items`             key, value, created_at, updated_at, expires_at),
+:func:`newest_items`,            key, value, created_at, updated_at, expires_at),
+:func:`current_keys`,
+:func:`count_removals`,
+:func:`removals`
                                  its pool (``conn``), ``_omit_expired``,
                                  ``_deserializer``, and
                                  ``langgraph.store.postgres.base``'s
@@ -59,6 +62,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import weakref
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -68,9 +72,14 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item
 from langgraph.store.memory import InMemoryStore
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "DevThreadRecords",
+    "Removals",
     "base_store",
+    "count_removals",
+    "counts_removals",
     "current_keys",
     "dev_thread_records",
     "index_newest_rows",
@@ -81,6 +90,7 @@ __all__ = [
     "patch_postgres_store",
     "pgserver_instance",
     "platform_store",
+    "removals",
 ]
 
 
@@ -145,39 +155,126 @@ async def newest_items(
 
 
 async def current_keys(
-    store: BaseStore, namespace: tuple[str, ...], keys: Sequence[str]
+    store: BaseStore, namespace: tuple[str, ...], keys: Sequence[str] | None = None
 ) -> set[str] | None:
-    """Which of ``keys`` are stored in ``namespace`` and not superseded: their keys alone.
+    """Which of ``keys`` (default: all) are stored in ``namespace`` and not superseded.
 
-    One plain query that returns no values, for a reader that already holds them (the
-    recall index re-reading its hits); None for a store without :func:`index_newest_rows`,
-    which reads the items themselves.
+    One plain query that returns keys alone, for a reader that already holds the values
+    (the recall index re-reading its hits, or finding what was removed behind its back);
+    None for a store without :func:`index_newest_rows`, which reads the items themselves.
     """
     base = base_store(store)
     if base not in _NEWEST_ROWS_INDEXED:
         return None
+    chosen = "" if keys is None else "AND key = ANY(%s) "
     rows = await _rows(
         base,
-        "SELECT key FROM store WHERE prefix = %s AND key = ANY(%s) "
+        f"SELECT key FROM store WHERE prefix = %s {chosen}"
         "AND COALESCE(value->>'status', 'current') <> 'superseded' {expiry}",
         namespace,
-        list(keys),
+        *([] if keys is None else [list(keys)]),
     )
     return {str(row["key"]) for row in rows}
 
 
+REMOVALS_TABLE = "assistant_store_removals"
+"""The table :func:`count_removals` keeps: per namespace, its rows removed and the last one."""
+
+_COUNT_REMOVALS = (
+    "SELECT pg_advisory_xact_lock(hashtext('assistant_store_removals'))",
+    f"CREATE TABLE IF NOT EXISTS {REMOVALS_TABLE} "
+    "(prefix text PRIMARY KEY, removals bigint NOT NULL, last_key text NOT NULL)",
+    "CREATE OR REPLACE FUNCTION assistant_count_removal() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "BEGIN "
+    f"INSERT INTO {REMOVALS_TABLE} AS counted (prefix, removals, last_key) "
+    "VALUES (OLD.prefix, 1, OLD.key) ON CONFLICT (prefix) "
+    "DO UPDATE SET removals = counted.removals + 1, last_key = OLD.key; "
+    "RETURN NULL; END $$",
+    "CREATE OR REPLACE FUNCTION assistant_count_truncation() RETURNS trigger "
+    "LANGUAGE plpgsql AS $$ BEGIN "
+    f"INSERT INTO {REMOVALS_TABLE} AS counted (prefix, removals, last_key) VALUES ('', 1, '') "
+    "ON CONFLICT (prefix) DO UPDATE SET removals = counted.removals + 1; "
+    "RETURN NULL; END $$",
+    "CREATE OR REPLACE TRIGGER assistant_count_deleted AFTER DELETE ON store "
+    "FOR EACH ROW EXECUTE FUNCTION assistant_count_removal()",
+    "CREATE OR REPLACE TRIGGER assistant_count_superseded AFTER UPDATE ON store FOR EACH ROW "
+    "WHEN (NEW.value->>'status' = 'superseded' "
+    "AND OLD.value->>'status' IS DISTINCT FROM 'superseded') "
+    "EXECUTE FUNCTION assistant_count_removal()",
+    "CREATE OR REPLACE TRIGGER assistant_count_truncated AFTER TRUNCATE ON store "
+    "FOR EACH STATEMENT EXECUTE FUNCTION assistant_count_truncation()",
+)
+
+_REMOVALS_COUNTED: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+
+Removals = tuple[int, str, int]
+"""A namespace's rows removed so far, the key removed last, and the store's truncations."""
+
+
+async def count_removals(store: BaseStore) -> bool:
+    """Count, in the database, the rows of each namespace deleted or superseded.
+
+    Triggers on the store's table keep :data:`REMOVALS_TABLE` (a row per namespace: how
+    many rows went, deleted or marked superseded, and the key that went last; a row ``''``
+    counts truncations), whoever removes them: the memory layer, the store's HTTP API, a
+    script. A reader that holds the namespace's facts reads :func:`removals` to know that
+    nothing it holds was removed since it last looked, without re-reading its hits
+    (`assistant.memory.search.sync`). Only for a store whose database the project set up
+    (`assistant.server.persistence.stores.open_store`). Returns False, and the readers read
+    the items, where the database refuses (Postgres before 14, or no right to create).
+    """
+    import psycopg
+
+    try:
+        async with store.conn.connection() as conn, conn.transaction():  # type: ignore[attr-defined]
+            for statement in _COUNT_REMOVALS:
+                await conn.execute(statement)
+    except psycopg.Error as error:
+        logger.warning("Removals from the store are not counted (%s): hits are re-read", error)
+        return False
+    _REMOVALS_COUNTED.add(store)
+    return True
+
+
+def counts_removals(store: BaseStore) -> bool:
+    """Whether :func:`removals` can be read for ``store`` (or the store it wraps)."""
+    return base_store(store) in _REMOVALS_COUNTED
+
+
+async def removals(store: BaseStore, namespace: tuple[str, ...]) -> Removals | None:
+    """What :func:`count_removals` has counted for ``namespace``; None if it does not count."""
+    base = base_store(store)
+    if base not in _REMOVALS_COUNTED:
+        return None
+    rows = await _rows(
+        base,
+        f"SELECT prefix, removals, last_key FROM {REMOVALS_TABLE} WHERE prefix IN (%s, '')",
+        namespace,
+    )
+    counted = {str(row["prefix"]): row for row in rows}
+    own, truncations = counted.get(_namespace_text(namespace)), counted.get("")
+    return (
+        int(own["removals"]) if own else 0,
+        str(own["last_key"]) if own else "",
+        int(truncations["removals"]) if truncations else 0,
+    )
+
+
+def _namespace_text(namespace: tuple[str, ...]) -> str:
+    from langgraph.store.postgres.base import _namespace_to_text
+
+    return str(_namespace_to_text(namespace))
+
+
 async def _rows(base: BaseStore, query: str, namespace: tuple[str, ...], *params: Any) -> list[Any]:
     """The rows of ``query`` (its ``{expiry}`` filled in as the store reads) on ``base``'s pool."""
-    from langgraph.store.postgres.base import _namespace_to_text
     from psycopg.rows import dict_row
 
     omit_expired = base._omit_expired  # type: ignore[attr-defined]
     expiry = "AND (expires_at IS NULL OR expires_at > NOW())" if omit_expired else ""
     async with base.conn.connection() as conn:  # type: ignore[attr-defined]
         async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(
-                query.format(expiry=expiry), (_namespace_to_text(namespace), *params)
-            )
+            await cursor.execute(query.format(expiry=expiry), (_namespace_text(namespace), *params))
             return list(await cursor.fetchall())
 
 

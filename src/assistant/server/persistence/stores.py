@@ -122,11 +122,12 @@ async def open_store(
         )
     from langgraph.store.postgres import AsyncPostgresStore
 
-    from assistant.compat import index_newest_rows, patch_postgres_store
+    from assistant.compat import count_removals, index_newest_rows, patch_postgres_store
 
     patch_postgres_store()
     async with pool(uri) as connections:
         postgres_store = AsyncPostgresStore(connections, index=index or _index())  # type: ignore[arg-type]
         await postgres_store.setup()
         await index_newest_rows(postgres_store)
+        await count_removals(postgres_store)
         yield postgres_store
