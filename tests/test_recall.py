@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from langgraph.store.base import BaseStore
@@ -18,6 +19,7 @@ from assistant.inference.models import E5Embeddings
 from assistant.memory import FusionWeights, save_memory
 from assistant.memory.facts import delete_memory, supersede_memory, update_memory
 from assistant.memory.search import freshness, sync, user_index
+from assistant.memory.search import index as search_index
 from assistant.memory.search.lexical import BM25Index
 from assistant.memory.search.ranking import fuse
 from assistant.memory.writer import Writer
@@ -484,6 +486,129 @@ async def test_users_do_not_share_an_index(store: InMemoryStore) -> None:
     assert await recalled(store, "Chengdu") == ["Lives in Hangzhou"]
     bob = await memory.recall(store, "bob", "Hangzhou", limit=10)
     assert [item.value["content"] for item in bob] == ["Lives in Chengdu"]
+
+
+# --------------------------------------------------------------------------- removals counted
+
+FACTS = ("user_facts", USER)
+on_postgres = pytest.mark.parametrize("both_stores", ["postgres"], indirect=True)
+"""The store that counts its removals (`assistant.compat.count_removals`): Postgres."""
+
+
+async def reconciled(store: BaseStore) -> user_index.UserIndex:
+    """The user's index, once its background search for removed facts is done."""
+    index = await sync.held_index(store, FACTS)
+    assert index is not None
+    if index.reconciling is not None:
+        await index.reconciling
+    return index
+
+
+def counted_rereads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a search re-reads its hits' keys."""
+    calls: list[int] = []
+    original = search_index.current_keys
+
+    async def counting(*args: Any) -> set[str] | None:
+        calls.append(1)
+        return await original(*args)
+
+    monkeypatch.setattr(search_index, "current_keys", counting)
+    return calls
+
+
+@pytest.mark.postgres
+@on_postgres
+async def test_once_every_removal_is_known_hits_are_not_read_back(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
+    await save_memory(store, USER, "Likes Hangzhou tea")
+    assert len(await recalled(store, "Hangzhou")) == 2  # not known yet: read back, and looked for
+    await reconciled(store)
+    rereads = counted_rereads(monkeypatch)
+
+    assert sorted(await recalled(store, "Hangzhou")) == ["Likes Hangzhou tea", "Lives in Hangzhou"]
+    assert [item.value["content"] for item in await memory.UserMemory(store, USER).profile()] == [
+        "Lives in Hangzhou"
+    ]
+    assert rereads == []
+
+
+@pytest.mark.postgres
+@on_postgres
+@pytest.mark.parametrize("how", ["deleted", "superseded", "truncated"])
+async def test_a_removal_behind_a_reconciled_index_is_never_returned(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    pinned = await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
+    await save_memory(store, USER, "Likes Hangzhou tea")
+    await recalled(store, "Hangzhou")
+    await reconciled(store)
+
+    if how == "deleted":
+        await store.adelete(FACTS, pinned)
+    elif how == "superseded":
+        item = await store.aget(FACTS, pinned)
+        assert item is not None
+        await store.aput(FACTS, pinned, {**item.value, "status": "superseded"})
+    else:
+        async with store.conn.connection() as conn:  # type: ignore[attr-defined]
+            await conn.execute("TRUNCATE store, store_vectors")
+    left = [] if how == "truncated" else ["Likes Hangzhou tea"]
+
+    assert await recalled(store, "Lives in Hangzhou") == left
+    assert await memory.UserMemory(store, USER).profile() == []
+    await reconciled(store)  # found and dropped: the next searches read nothing back
+    rereads = counted_rereads(monkeypatch)
+    assert await recalled(store, "Lives in Hangzhou") == left
+    assert rereads == []
+
+
+@pytest.mark.postgres
+@on_postgres
+async def test_a_forget_through_the_memory_layer_keeps_every_removal_known(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
+    gone = await save_memory(store, USER, "Likes Hangzhou tea")
+    await recalled(store, "Hangzhou")
+    await reconciled(store)
+    rereads = counted_rereads(monkeypatch)
+    writer = Writer(store=store, user_id=USER)
+
+    await delete_memory(writer, gone)
+    await supersede_memory(writer, old, "Lives in Chengdu", action="supersede", pinned=True)
+
+    assert await recalled(store, "Hangzhou tea") == ["Lives in Chengdu"]
+    assert rereads == []
+    await store.adelete(FACTS, "never-written")  # removes nothing: counts nothing
+    await delete_memory(writer, "never-written")
+    assert await recalled(store, "Chengdu") == ["Lives in Chengdu"]
+    assert rereads == []
+
+
+@pytest.mark.postgres
+@on_postgres
+async def test_values_read_while_removals_are_looked_for_leave_them_unknown(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe or listing that took values read before a removal may have brought it back."""
+    await save_memory(store, USER, "Lives in Hangzhou")
+    await recalled(store, "Hangzhou")
+    index = await reconciled(store)
+    index.freshness.removals = None
+    original = sync.current_keys
+
+    async def with_a_probe_meanwhile(*args: Any) -> set[str] | None:
+        index.freshness.values_read()
+        return await original(*args)
+
+    monkeypatch.setattr(sync, "current_keys", with_a_probe_meanwhile)
+    sync.reconcile_soon(store, FACTS, index)
+    await reconciled(store)
+
+    assert index.freshness.removals is None
 
 
 # --------------------------------------------------------------------------- a large backlog

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from assistant.compat import Removals
+
 __all__ = ["MAX_AGE_S", "PROBE_INTERVAL_S", "Freshness", "State", "Step"]
 
 PROBE_INTERVAL_S = 0.5
@@ -73,6 +75,13 @@ class Freshness:
     """When writes made around the index were last looked for (a listing or a probe)."""
     checked_at: float = 0.0
     """When the store's revision token last matched the index's."""
+    removals: Removals | None = None
+    """The store's count of this namespace's removed facts (`assistant.compat.removals`)
+    that the index is known to lack every one of; None: not known, so a search re-reads its
+    hits. Set by :mod:`~assistant.memory.search.sync` after it has dropped them."""
+    values_from: int = 0
+    """How many times the index took values read from the store (a listing, a probe that
+    found changes): a removal counted after such a read may have come back with it."""
 
     @property
     def searchable(self) -> bool:
@@ -107,6 +116,12 @@ class Freshness:
         self.state = State.READY
         self.revision = revision
         self.listed_at = self.probed_at = now
+        self.values_read()
+
+    def values_read(self) -> None:
+        """The index took values read from the store: the removals since are not known."""
+        self.removals = None
+        self.values_from += 1
 
     def checked(self, now: float) -> None:
         """The store's revision token matched the index's at ``now``."""

@@ -6,8 +6,10 @@ inverted-index lookup instead of a store scan) and lets it fuse vector, keyword 
 rankings (:mod:`assistant.memory.search.ranking`). The index is kept in step with the store by
 :mod:`assistant.memory.search.sync` (writes through :func:`record_write`, a revision token, a
 probe, an age refresh), with each fact's vector kept in the store next to it
-(:mod:`assistant.memory.search.vectors`). The final hits are re-read from the store, so a fact
-deleted or superseded behind the index's back is never returned.
+(:mod:`assistant.memory.search.vectors`). The final hits are checked against the store, so a
+fact deleted or superseded behind the index's back is never returned: re-read, or, on a
+Postgres store that counts its removals, checked by that count, read while the query is
+embedded.
 
 This module is the way in: :func:`hybrid_search`, :func:`pinned_facts`, :func:`pinned_count`,
 :func:`record_write`, :func:`warm_index`, and the weights.
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 
-from assistant.compat import current_keys
+from assistant.compat import Removals, current_keys
 from assistant.inference.tokens import is_cjk_text
 from assistant.memory.records import is_current
 from assistant.memory.search.query import (
@@ -41,7 +43,9 @@ from assistant.memory.search.ranking import (
     store_ranking,
 )
 from assistant.memory.search.sync import (
+    accounted,
     held_index,
+    read_removals,
     ready_index,
     record_write,
     settle_windows,
@@ -81,6 +85,23 @@ async def hybrid_search(
     """
     if limit <= 0:
         return []
+    counting = read_removals(store, namespace)  # while the query is embedded
+    try:
+        return await _searched(store, namespace, query, limit, weights, now, counting)
+    finally:
+        _cancel(counting)
+
+
+async def _searched(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    query: str,
+    limit: int,
+    weights: FusionWeights,
+    now: datetime | None,
+    counting: asyncio.Future[Removals | None] | None,
+) -> list[SearchItem]:
+    """:func:`hybrid_search`'s search, with the store's removal count being read."""
     now = now or datetime.now(UTC)
     # The query is planned on the index as held and embedded while the index is checked
     # against the store (a revision read, a probe of the newest facts): both take a few ms.
@@ -123,7 +144,7 @@ async def hybrid_search(
         limit=limit,
         weights=weights,
     )
-    return await _fresh(store, namespace, ranked, index)
+    return await _fresh(store, namespace, ranked, index, counting)
 
 
 def _planned(
@@ -148,13 +169,13 @@ def _embedding(store: BaseStore, text: str) -> asyncio.Future[list[float]]:
     return asyncio.ensure_future(store_embeddings(store).aembed_query(text))
 
 
-def _cancel(embedding: asyncio.Future[list[float]] | None) -> None:
-    """Drop an embedding no longer wanted, and any error it ended with."""
-    if embedding is None:
+def _cancel(future: asyncio.Future[Any] | None) -> None:
+    """Drop an embedding or read no longer wanted, and any error it ended with."""
+    if future is None:
         return
-    embedding.cancel()
-    if embedding.done() and not embedding.cancelled():
-        embedding.exception()  # retrieved, so asyncio does not log it as never seen
+    future.cancel()
+    if future.done() and not future.cancelled():
+        future.exception()  # retrieved, so asyncio does not log it as never seen
 
 
 async def text_vectors(
@@ -207,15 +228,19 @@ async def pinned_count(store: BaseStore, namespace: tuple[str, ...]) -> int | No
 
 async def pinned_facts(store: BaseStore, namespace: tuple[str, ...]) -> list[SearchItem]:
     """The user's current pinned (profile) facts, oldest first."""
-    index = await ready_index(store, namespace)
-    if index is None:
-        found = await store.asearch(
-            namespace, filter={"pinned": True, "status": "current"}, limit=LIST_PAGE
-        )
-        keys = [item.key for item in found]
-    else:
-        keys = list(index.pinned)
-    fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys], index)
+    counting = read_removals(store, namespace)
+    try:
+        index = await ready_index(store, namespace)
+        if index is None:
+            found = await store.asearch(
+                namespace, filter={"pinned": True, "status": "current"}, limit=LIST_PAGE
+            )
+            keys = [item.key for item in found]
+        else:
+            keys = list(index.pinned)
+        fresh = await _fresh(store, namespace, [(key, 0.0) for key in keys], index, counting)
+    finally:
+        _cancel(counting)
     return sorted(fresh, key=lambda item: (str(item.value.get("created_at", "")), item.key))
 
 
@@ -224,16 +249,22 @@ async def _fresh(
     namespace: tuple[str, ...],
     ranked: list[tuple[str, float]],
     index: UserIndex | None = None,
+    counting: asyncio.Future[Removals | None] | None = None,
 ) -> list[SearchItem]:
-    """Re-read the hits from the store, dropping any deleted or superseded meanwhile.
+    """The hits, without any deleted or superseded meanwhile: re-read unless known current.
 
-    With the ``index`` that ranked them, a Postgres store is asked only which keys are
-    still current (`assistant.compat.current_keys`) and the values come from the index,
-    which holds them as of its last check against the store; any other store is read.
+    With the ``index`` that ranked them, on a Postgres store the project set up, nothing is
+    read when the index knows of every removal the store has ``counting`` (`sync.accounted`);
+    otherwise the store is asked only which keys are still current
+    (`assistant.compat.current_keys`). Either way the values come from the index, which holds
+    them as of its last check against the store. Any other store is read.
     """
     if not ranked:
         return []
     if index is not None:
+        if counting is not None and accounted(store, namespace, index, await counting):
+            held = [(index.items.get(key), score) for key, score in ranked]
+            return [scored(item, score) for item, score in held if item is not None]
         current = await current_keys(store, namespace, [key for key, _ in ranked])
         if current is not None:
             held = [(index.items.get(key), score) for key, score in ranked if key in current]

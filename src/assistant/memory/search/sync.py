@@ -11,7 +11,12 @@ Four ways, each cheap:
 * a search also reads the user's few most recently written facts (a probe), so a fact
   written by any other path (the store HTTP API, a script) is recalled on the next turn;
 * an index older than :data:`~assistant.memory.search.freshness.MAX_AGE_S` is listed again in
-  the background.
+  the background;
+* on a Postgres store the project set up, the database counts each namespace's removed facts
+  (`assistant.compat.count_removals`): a search reads the count while its query is embedded,
+  and re-reads its hits only when the index does not know of every removal counted
+  (:func:`accounted`), whoever made it; it then finds them in the background
+  (:func:`reconcile_soon`), and the next searches need no re-read.
 
 Which of these a search needs is :class:`~assistant.memory.search.freshness.Freshness`'s
 decision. A listing takes the vectors kept in the store (:mod:`assistant.memory.search.vectors`)
@@ -31,7 +36,14 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item
 
-from assistant.compat import inmemory_namespace_size, newest_items
+from assistant.compat import (
+    Removals,
+    counts_removals,
+    current_keys,
+    inmemory_namespace_size,
+    newest_items,
+    removals,
+)
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import is_current
 from assistant.memory.search.freshness import State, Step
@@ -52,8 +64,11 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "COLD_EMBED_LIMIT",
     "PROBE_SIZE",
+    "accounted",
     "held_index",
+    "read_removals",
     "ready_index",
+    "reconcile_soon",
     "record_write",
     "settle_windows",
     "sync",
@@ -100,11 +115,95 @@ async def record_write(
         vector = await _vector_for(store, namespace, index, key, value)
     if value is None or vector is None:  # gone now, whoever else wrote: never searchable again
         index.remove(key)
+    if value is None or not is_current(value):
+        await _account_removal(store, namespace, index, key)
     in_place = index.freshness.written(before=before, after=after)
     if in_place and value is not None and vector is not None:
         now = datetime.now(UTC)
         item = Item(value=value, key=key, namespace=namespace, created_at=now, updated_at=now)
         index.upsert(item, vector)
+
+
+async def _account_removal(
+    store: BaseStore, namespace: tuple[str, ...], index: UserIndex, key: str
+) -> None:
+    """After this process removed ``key`` (dropped from the index): is every removal known?
+
+    Yes when the store counted no removal since the index's count, or exactly this one;
+    otherwise another writer removed something too, and searches re-read their hits until
+    :func:`reconcile_soon` has found what.
+    """
+    freshness = index.freshness
+    known = freshness.removals
+    if known is None:
+        return
+    counted = await removals(store, namespace)
+    ours = (known[0] + 1, key, known[2])
+    unchanged = freshness.removals is known and counted in (known, ours)
+    freshness.removals = counted if unchanged else None
+
+
+def read_removals(
+    store: BaseStore, namespace: tuple[str, ...]
+) -> asyncio.Future[Removals | None] | None:
+    """The store's count of removals from ``namespace``, read from now on in a task.
+
+    None for a store that does not count them (`assistant.compat.count_removals`).
+    """
+    if not counts_removals(store):
+        return None
+    return asyncio.ensure_future(removals(store, namespace))
+
+
+def accounted(
+    store: BaseStore, namespace: tuple[str, ...], index: UserIndex, counted: Removals | None
+) -> bool:
+    """Whether ``index`` lacks every fact the store ``counted`` as removed: hits need no re-read.
+
+    When it may not, the removals are looked for in the background (:func:`reconcile_soon`).
+    """
+    if counted is None:
+        return False
+    if index.freshness.removals == counted:
+        return True
+    reconcile_soon(store, namespace, index)
+    return False
+
+
+def reconcile_soon(store: BaseStore, namespace: tuple[str, ...], index: UserIndex) -> None:
+    """Drop from ``index`` the facts removed behind its back, in a task (one at a time).
+
+    Not while a listing runs: that brings the index in step itself.
+    """
+    for task in (index.reconciling, index.building):
+        if task is not None and not task.done():
+            return
+    index.reconciling = asyncio.create_task(_reconcile(store, namespace, index))
+    index.reconciling.add_done_callback(_log_failure)
+
+
+async def _reconcile(store: BaseStore, namespace: tuple[str, ...], index: UserIndex) -> None:
+    """Drop the held facts that are no longer current, and know the removals counted before.
+
+    The count is read before the keys, so every removal it counts is missing from them. A
+    fact written again meanwhile (its item replaced in the index) is kept; a listing or probe
+    that ran meanwhile may hold older values, so the count is then not taken.
+    """
+    freshness = index.freshness
+    values_from, held = freshness.values_from, dict(index.items)
+    counted = await removals(store, namespace)
+    current = await current_keys(store, namespace)
+    if counted is None or current is None:
+        return
+    gone = [
+        key for key, item in held.items() if key not in current and index.items.get(key) is item
+    ]
+    for key in gone:
+        index.remove(key)
+    if gone:
+        await drop_vectors(store, namespace, gone)
+    if freshness.values_from == values_from:
+        freshness.removals = counted
 
 
 async def _vector_for(
@@ -220,6 +319,8 @@ async def _upsert_changed(
         else:
             unembedded.append(item)
     await _embed(store, namespace, index, unembedded)
+    if changed:  # values read before a removal may have come back
+        index.freshness.values_read()
 
 
 UPSERTS_PER_SLICE = 32

@@ -60,6 +60,8 @@ class UserIndex:
         self.freshness = Freshness()
         self.building: asyncio.Task[None] | None = None
         """The background listing, while one runs (awaited by ``warm_index``)."""
+        self.reconciling: asyncio.Task[None] | None = None
+        """The background search for facts removed behind the index's back, while one runs."""
         self.keys: list[str] = []
         self.rows: dict[str, int] = {}
         self.items: dict[str, Item] = {}
