@@ -23,6 +23,7 @@ from assistant.compat import (
     patch_postgres_store,
     pgserver_instance,
     removals,
+    stored_item,
 )
 
 
@@ -129,6 +130,23 @@ async def test_the_current_keys_of_a_postgres_namespace_are_read_without_their_v
 
     assert current == wrapped == every == {"now", "said"}
     assert await current_keys(InMemoryStore(), facts, asked) is None  # it reads the items
+
+
+@pytest.mark.postgres
+async def test_an_item_is_read_plainly_as_the_store_reads_it(
+    open_unit_postgres_store: Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]],
+) -> None:
+    token = ("memory_index", "alice")
+    async with open_unit_postgres_store(PrefixedEmbeddings()) as store:
+        await store.aput(token, "user_facts", {"revision": "r1"}, index=False)
+        read = await stored_item(store, token, "user_facts")
+        expected = await store.aget(token, "user_facts")
+        missing = await stored_item(store, token, "episodes")
+
+    assert read is not None and read[0] is not None and expected is not None
+    assert read[0].dict() == expected.dict()
+    assert missing == (None,)
+    assert await stored_item(InMemoryStore(), token, "user_facts") is None  # it uses aget
 
 
 @pytest.mark.postgres

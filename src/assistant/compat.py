@@ -24,6 +24,7 @@ Function                         Relies on (checked against)
 :func:`pgserver_instance`        ``PostgresServer._instances`` (pgserver 0.1.4)
 :func:`index_newest_rows`,       ``AsyncPostgresStore``'s table (``store``: prefix,
 :func:`newest_items`,            key, value, created_at, updated_at, expires_at),
+:func:`stored_item`,
 :func:`current_keys`,
 :func:`count_removals`,
 :func:`removals`
@@ -91,6 +92,7 @@ __all__ = [
     "pgserver_instance",
     "platform_store",
     "removals",
+    "stored_item",
 ]
 
 
@@ -152,6 +154,32 @@ async def newest_items(
     )
     loader = base._deserializer  # type: ignore[attr-defined]
     return [_row_to_item(namespace, row, loader=loader) for row in rows]
+
+
+async def stored_item(
+    store: BaseStore, namespace: tuple[str, ...], key: str
+) -> tuple[Item | None] | None:
+    """The item at ``key`` (None when there is none), read in one plain ``SELECT``.
+
+    The store's own ``aget`` reads through a query that also refreshes the item's time to
+    live (an ``UPDATE``, with its write); a reader of a small bookkeeping item (the recall
+    index's revision token, read at the start of a turn's first search) needs neither.
+    None for a store without :func:`index_newest_rows`, which is read with ``aget``.
+    """
+    base = base_store(store)
+    if base not in _NEWEST_ROWS_INDEXED:
+        return None
+    from langgraph.store.postgres.base import _row_to_item
+
+    rows = await _rows(
+        base,
+        "SELECT key, value, created_at, updated_at FROM store WHERE prefix = %s AND key = %s "
+        "{expiry}",
+        namespace,
+        key,
+    )
+    loader = base._deserializer  # type: ignore[attr-defined]
+    return (_row_to_item(namespace, rows[0], loader=loader) if rows else None,)
 
 
 async def current_keys(

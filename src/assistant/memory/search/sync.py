@@ -43,6 +43,7 @@ from assistant.compat import (
     inmemory_namespace_size,
     newest_items,
     removals,
+    stored_item,
 )
 from assistant.memory.namespaces import index_revision_location
 from assistant.memory.records import is_current
@@ -91,7 +92,8 @@ async def _user_index(store: BaseStore, namespace: tuple[str, ...]) -> UserIndex
 
 async def _current_revision(store: BaseStore, namespace: tuple[str, ...]) -> str | None:
     revision_namespace, revision_key = index_revision_location(namespace)
-    stored = await store.aget(revision_namespace, revision_key)
+    read = await stored_item(store, revision_namespace, revision_key)
+    stored = await store.aget(revision_namespace, revision_key) if read is None else read[0]
     return str(stored.value.get("revision")) if stored else None
 
 
