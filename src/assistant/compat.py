@@ -208,8 +208,7 @@ async def current_keys(
 REMOVALS_TABLE = "assistant_store_removals"
 """The table :func:`count_removals` keeps: per namespace, its rows removed and the last one."""
 
-_COUNT_REMOVALS = (
-    "SELECT pg_advisory_xact_lock(hashtext('assistant_store_removals'))",
+_COUNTING_FUNCTIONS = (
     f"CREATE TABLE IF NOT EXISTS {REMOVALS_TABLE} "
     "(prefix text PRIMARY KEY, removals bigint NOT NULL, last_key text NOT NULL)",
     "CREATE OR REPLACE FUNCTION assistant_count_removal() RETURNS trigger LANGUAGE plpgsql AS $$ "
@@ -223,15 +222,21 @@ _COUNT_REMOVALS = (
     f"INSERT INTO {REMOVALS_TABLE} AS counted (prefix, removals, last_key) VALUES ('', 1, '') "
     "ON CONFLICT (prefix) DO UPDATE SET removals = counted.removals + 1; "
     "RETURN NULL; END $$",
-    "CREATE OR REPLACE TRIGGER assistant_count_deleted AFTER DELETE ON store "
+)
+"""Replaced at every start: replacing a function does not lock the store's table."""
+
+_COUNTING_TRIGGERS = {
+    "assistant_count_deleted": "AFTER DELETE ON store "
     "FOR EACH ROW EXECUTE FUNCTION assistant_count_removal()",
-    "CREATE OR REPLACE TRIGGER assistant_count_superseded AFTER UPDATE ON store FOR EACH ROW "
+    "assistant_count_superseded": "AFTER UPDATE ON store FOR EACH ROW "
     "WHEN (NEW.value->>'status' = 'superseded' "
     "AND OLD.value->>'status' IS DISTINCT FROM 'superseded') "
     "EXECUTE FUNCTION assistant_count_removal()",
-    "CREATE OR REPLACE TRIGGER assistant_count_truncated AFTER TRUNCATE ON store "
+    "assistant_count_truncated": "AFTER TRUNCATE ON store "
     "FOR EACH STATEMENT EXECUTE FUNCTION assistant_count_truncation()",
-)
+}
+"""Created where missing (creating one locks the store's table against writes for a moment);
+one whose definition changes needs a new name."""
 
 _REMOVALS_COUNTED: weakref.WeakSet[BaseStore] = weakref.WeakSet()
 
@@ -249,14 +254,24 @@ async def count_removals(store: BaseStore) -> bool:
     nothing it holds was removed since it last looked, without re-reading its hits
     (`assistant.memory.search.sync`). Only for a store whose database the project set up
     (`assistant.server.persistence.stores.open_store`). Returns False, and the readers read
-    the items, where the database refuses (Postgres before 14, or no right to create).
+    the items, where the database refuses (no right to create a function or a trigger).
     """
     import psycopg
 
     try:
         async with store.conn.connection() as conn, conn.transaction():  # type: ignore[attr-defined]
-            for statement in _COUNT_REMOVALS:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [REMOVALS_TABLE])
+            for statement in _COUNTING_FUNCTIONS:
                 await conn.execute(statement)
+            found = await conn.execute(
+                "SELECT tgname FROM pg_trigger WHERE tgrelid = 'store'::regclass "
+                "AND tgname = ANY(%s)",
+                [list(_COUNTING_TRIGGERS)],
+            )
+            present = {str(row["tgname"]) for row in await found.fetchall()}
+            for name, definition in _COUNTING_TRIGGERS.items():
+                if name not in present:
+                    await conn.execute(f"CREATE TRIGGER {name} {definition}")
     except psycopg.Error as error:
         logger.warning("Removals from the store are not counted (%s): hits are re-read", error)
         return False
