@@ -183,6 +183,28 @@ async def test_a_postgres_store_counts_each_namespaces_removals_whoever_makes_th
     assert await removals(InMemoryStore(), facts) is None  # it reads the items
 
 
+@pytest.mark.postgres
+async def test_a_database_that_refuses_the_counting_leaves_the_store_as_it_was(
+    open_unit_postgres_store: Callable[[Embeddings], AbstractAsyncContextManager[BaseStore]],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import assistant.compat as compat
+
+    facts = ("user_facts", "alice")
+    async with open_unit_postgres_store(PrefixedEmbeddings()) as store:
+        compat._REMOVALS_COUNTED.discard(store)
+        refused = (*compat._COUNTING_FUNCTIONS, "CREATE FUNCTION no_such_language() LANGUAGE nope")
+        monkeypatch.setattr(compat, "_COUNTING_FUNCTIONS", refused)
+
+        assert await count_removals(store) is False
+        await store.aput(facts, "a", {"content": "Lives in Porto"}, index=False)
+        assert await removals(store, facts) is None  # so readers re-read their hits
+        assert await current_keys(store, facts) == {"a"}  # and the store works as before
+
+    assert "Removals from the store are not counted" in caplog.text
+
+
 # --------------------------------------------------------------------------- internals relied on
 # Each test below fails when an upgrade changes something private that assistant.compat
 # relies on (its module docstring names the version each was checked against).
