@@ -1064,6 +1064,16 @@ async def test_a_question_written_as_a_fact_is_dropped(
     assert await current_facts(store, "default-user") == [fact]
 
 
+async def test_a_fact_said_in_the_same_sentence_as_a_question_is_kept(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    # The same model copied this message whole: its first clause is the user's fact.
+    said = "я на инсулине, подскажи какие перекусы нормальные при диабете?"
+    patch_model(["Орехи, йогурт без сахара."], structured=[restated(said, op("add", said, "food"))])
+    await chat(said, context=Context(extraction_hold_s=0))
+    assert await current_facts(store, "default-user") == [said]
+
+
 async def test_an_update_that_runs_known_facts_together_is_dropped(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

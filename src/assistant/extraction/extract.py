@@ -483,24 +483,29 @@ def _unusable(operation: MemoryOperation, text: str) -> bool:
     return _unfilled(operation) or _invented(operation, text) or _asks(operation)
 
 
-_SAID_PARTS = re.compile(r"(?<=[.!?。！？؟])\s*|\n")
-"""Where a fact's sentences end: after a full stop, question or exclamation mark, or a line."""
+_SAID_PARTS = re.compile(r"(?<=[.!?。！？؟,;，、；])\s*|\n")
+"""Where a fact's clauses end: after a full stop, question or exclamation mark, a comma or a
+semicolon (Latin, Chinese and Japanese), or a line."""
 
 _ASKING = ("?", "？", "؟")
 """Question marks: Latin (Spanish's closing one too), full-width, Arabic."""
 
 
 def _asks(operation: MemoryOperation) -> bool:
-    """Whether ``operation`` writes a question: every sentence of its content asks something.
+    """Whether ``operation`` writes a question: every clause of its content asks something.
 
     A question is no fact about anyone. A small model given a question ("Чем лечат ангину?",
-    what treats a sore throat) sometimes writes it back as the user's fact.
+    what treats a sore throat) sometimes writes it back as the user's fact. A clause that
+    states something keeps it: "я на инсулине, подскажи перекусы?" (I am on insulin, which
+    snacks?) holds a fact, so a question mark alone is not enough.
 
     >>> def add(content): return MemoryOperation(
     ...     action="add", content=content, category="other", confidence=0.9)
     >>> _asks(add("Чем лечат ангину?")), _asks(add("明天会下雨吗？")), _asks(add("¿Qué hago?"))
     (True, True, True)
-    >>> _asks(add("Lives in Porto. Wants to know where to eat?")), _asks(add("Lives in Porto"))
+    >>> _asks(add("Lives in Porto. Where to eat?")), _asks(add("я на инсулине, что есть?"))
+    (False, False)
+    >>> _asks(add("我在吃胰岛素，能吃西瓜吗？")), _asks(add("Lives in Porto"))
     (False, False)
     """
     if operation.action == "skip":
