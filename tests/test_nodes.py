@@ -1047,33 +1047,6 @@ async def test_a_fact_the_model_restates_but_decides_nothing_about_is_kept_once(
     assert facts == ([answer] if kept else [])
 
 
-@pytest.mark.parametrize(
-    "question",
-    ["Чем лечат ангину?", "喉咙痛吃什么药好？", "¿Qué tomo para la garganta?", "What helps? Tea?"],
-)
-async def test_a_question_written_as_a_fact_is_dropped(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore, question: str
-) -> None:
-    # Qwen2.5-Coder-1.5B on the heard set wrote "Чем лечат ангину?" back as the user's fact.
-    fact = "Has had a sore throat since Monday"
-    patch_model(
-        ["Rest and warm drinks help."],
-        structured=[restated(fact, op("add", question, "other"), op("add", fact, "other"))],
-    )
-    await chat(f"My throat hurts since Monday. {question}", context=Context(extraction_hold_s=0))
-    assert await current_facts(store, "default-user") == [fact]
-
-
-async def test_a_fact_said_in_the_same_sentence_as_a_question_is_kept(
-    patch_model: PatchModel, chat: Chat, store: InMemoryStore
-) -> None:
-    # The same model copied this message whole: its first clause is the user's fact.
-    said = "я на инсулине, подскажи какие перекусы нормальные при диабете?"
-    patch_model(["Орехи, йогурт без сахара."], structured=[restated(said, op("add", said, "food"))])
-    await chat(said, context=Context(extraction_hold_s=0))
-    assert await current_facts(store, "default-user") == [said]
-
-
 async def test_an_update_that_runs_known_facts_together_is_dropped(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

@@ -296,7 +296,7 @@ async def decide_operations(
         [
             await _checked(_as_change(op, known, text), known, text, result.user_says, context)
             for op in _rescued(result.operations, known, text)
-            if not _unusable(op, text) and not _merges_known(op, known, text)
+            if not _unfilled(op) and not _invented(op, text) and not _merges_known(op, known, text)
         ],
         result.user_says,
         text,
@@ -400,7 +400,7 @@ async def _checked(
     if answer.still_true or normalize_fact(now) in ("", normalize_fact(fact)):
         return operation
     changed = operation.model_copy(update={"action": "supersede", "content": now})
-    if _unusable(changed, text):
+    if _unfilled(changed) or _invented(changed, text):
         return operation
     logger.info("A skipped fact no longer holds; superseding %r with %r", fact, now)
     return changed
@@ -472,51 +472,16 @@ MAX_RESTATED_CHARS = 300
 def _could_be_fact(restated: MemoryOperation, text: str) -> bool:
     """Whether the model's restatement of ``text``, as a fact to write, could be one.
 
-    Not empty, not the message copied (`MAX_RESTATED_CHARS`), and usable (`_unusable`).
+    Not empty, not the message copied (`MAX_RESTATED_CHARS`), no blank left in it, and not
+    invented (`_invented`).
     """
     content = restated.content
-    return bool(content) and len(content) <= MAX_RESTATED_CHARS and not _unusable(restated, text)
-
-
-def _unusable(operation: MemoryOperation, text: str) -> bool:
-    """Whether ``operation`` cannot be written: a blank left in it, invented, or a question."""
-    return _unfilled(operation) or _invented(operation, text) or _asks(operation)
-
-
-_SAID_PARTS = re.compile(r"(?<=[.!?。！？؟,;，、；])\s*|\n")
-"""Where a fact's clauses end: after a full stop, question or exclamation mark, a comma or a
-semicolon (Latin, Chinese and Japanese), or a line."""
-
-_ASKING = ("?", "？", "؟")
-"""Question marks: Latin (Spanish's closing one too), full-width, Arabic."""
-
-
-def _asks(operation: MemoryOperation) -> bool:
-    """Whether ``operation`` writes a question: every clause of its content asks something.
-
-    A question is no fact about anyone. A small model given a question ("Чем лечат ангину?",
-    what treats a sore throat) sometimes writes it back as the user's fact. A clause that
-    states something keeps it: "я на инсулине, подскажи перекусы?" (I am on insulin, which
-    snacks?) holds a fact, so a question mark alone is not enough.
-
-    >>> def add(content): return MemoryOperation(
-    ...     action="add", content=content, category="other", confidence=0.9)
-    >>> _asks(add("Чем лечат ангину?")), _asks(add("明天会下雨吗？")), _asks(add("¿Qué hago?"))
-    (True, True, True)
-    >>> _asks(add("Lives in Porto. Where to eat?")), _asks(add("я на инсулине, что есть?"))
-    (False, False)
-    >>> _asks(add("我在吃胰岛素，能吃西瓜吗？")), _asks(add("Lives in Porto"))
-    (False, False)
-    """
-    if operation.action == "skip":
-        return False
-    parts = [part.strip() for part in _SAID_PARTS.split(operation.content)]
-    worded = [part for part in parts if any(char.isalpha() for char in part)]
-    closing = "\"'”’)»」』 "
-    if worded and all(part.rstrip(closing).endswith(_ASKING) for part in worded):
-        logger.warning("Extraction wrote a question as a fact; dropped: %r", operation)
-        return True
-    return False
+    return (
+        bool(content)
+        and len(content) <= MAX_RESTATED_CHARS
+        and not _unfilled(restated)
+        and not _invented(restated, text)
+    )
 
 
 UNFILLED = re.compile(r"<[^<>\n]{1,30}>|＜[^＜＞\n]{1,30}＞")
