@@ -143,17 +143,7 @@ async def newest_items(
     base = base_store(store)
     if base not in _NEWEST_ROWS_INDEXED:
         return None
-    from langgraph.store.postgres.base import _row_to_item
-
-    rows = await _rows(
-        base,
-        "SELECT key, value, created_at, updated_at FROM store WHERE prefix = %s {expiry} "
-        "ORDER BY updated_at DESC LIMIT %s",
-        namespace,
-        limit,
-    )
-    loader = base._deserializer  # type: ignore[attr-defined]
-    return [_row_to_item(namespace, row, loader=loader) for row in rows]
+    return await _items(base, "{expiry} ORDER BY updated_at DESC LIMIT %s", namespace, limit)
 
 
 async def stored_item(
@@ -169,17 +159,8 @@ async def stored_item(
     base = base_store(store)
     if base not in _NEWEST_ROWS_INDEXED:
         return None
-    from langgraph.store.postgres.base import _row_to_item
-
-    rows = await _rows(
-        base,
-        "SELECT key, value, created_at, updated_at FROM store WHERE prefix = %s AND key = %s "
-        "{expiry}",
-        namespace,
-        key,
-    )
-    loader = base._deserializer  # type: ignore[attr-defined]
-    return (_row_to_item(namespace, rows[0], loader=loader) if rows else None,)
+    found = await _items(base, "AND key = %s {expiry}", namespace, key)
+    return (found[0] if found else None,)
 
 
 async def current_keys(
@@ -307,6 +288,22 @@ def _namespace_text(namespace: tuple[str, ...]) -> str:
     from langgraph.store.postgres.base import _namespace_to_text
 
     return str(_namespace_to_text(namespace))
+
+
+async def _items(
+    base: BaseStore, rest: str, namespace: tuple[str, ...], *params: Any
+) -> list[Item]:
+    """The items of ``namespace`` that ``rest`` (what follows its prefix's condition) selects."""
+    from langgraph.store.postgres.base import _row_to_item
+
+    rows = await _rows(
+        base,
+        f"SELECT key, value, created_at, updated_at FROM store WHERE prefix = %s {rest}",
+        namespace,
+        *params,
+    )
+    loader = base._deserializer  # type: ignore[attr-defined]
+    return [_row_to_item(namespace, row, loader=loader) for row in rows]
 
 
 async def _rows(base: BaseStore, query: str, namespace: tuple[str, ...], *params: Any) -> list[Any]:
