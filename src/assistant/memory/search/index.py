@@ -262,12 +262,11 @@ async def _fresh(
     if not ranked:
         return []
     if index is not None:
-        if counting is not None and accounted(store, namespace, index, await counting):
-            held = [(index.items.get(key), score) for key, score in ranked]
-            return [scored(item, score) for item, score in held if item is not None]
-        current = await current_keys(store, namespace, [key for key, _ in ranked])
-        if current is not None:
-            held = [(index.items.get(key), score) for key, score in ranked if key in current]
+        known = counting is not None and accounted(store, namespace, index, await counting)
+        current = None if known else await current_keys(store, namespace, [k for k, _ in ranked])
+        if known or current is not None:
+            kept = [(key, score) for key, score in ranked if current is None or key in current]
+            held = [(index.items.get(key), score) for key, score in kept]
             return [scored(item, score) for item, score in held if item is not None]
     items = await store.abatch([GetOp(namespace, key) for key, _ in ranked])
     return [
