@@ -536,8 +536,11 @@ SAME_THING: tuple[tuple[str, ...], ...] = (
 is read for in a reply in another ("Lily is allergic to peanuts", "um bolo de amendoim")."""
 
 
+_MANI_WORD = r"mani(?:e?s)?"
+"""The Spanish "maní" and its plurals, folded."""
+
 SPANISH_MANI = re.compile(
-    r"(?<![^\W\d_])(?:de|del|el|al|los|un|unos|con|sin|y)\s+(mani(?:e?s)?)(?![^\W\d_]|[-‐/]\w)"
+    rf"(?<![^\W\d_])(?:de|del|el|al|los|un|unos|con|sin|y)\s+({_MANI_WORD})(?![^\W\d_]|[-‐/]\w)"
 )
 """"mani" (Spanish "maní", a peanut, once folded) where it means a peanut.
 
@@ -581,7 +584,7 @@ def _stem(phrase: str) -> str:
     word = words[-1].strip("'’-") if words else ""
     if not word or word in _PRONOUNS or len(word) < 3:
         return ""
-    if re.fullmatch(r"mani(?:e?s)?", word):  # "maní", "maníes": not "man" (`SPANISH_MANI`)
+    if re.fullmatch(_MANI_WORD, word):  # "maní", "maníes": not "man" (`SPANISH_MANI`)
         return "mani"
     for ending in ("ies", "es", "s", "e", "i", "a", "o", "ами", "ов", "и", "ы", "а"):
         if word.endswith(ending) and len(word) - len(ending) >= 3:
