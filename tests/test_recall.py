@@ -517,15 +517,21 @@ def counted_rereads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+async def two_facts_known(store: BaseStore) -> tuple[str, str]:
+    """A pinned fact and another, recalled once and their removals then known: their keys."""
+    pinned = await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
+    other = await save_memory(store, USER, "Likes Hangzhou tea")
+    assert len(await recalled(store, "Hangzhou")) == 2  # not known yet: read back, and looked for
+    await reconciled(store)
+    return pinned, other
+
+
 @pytest.mark.postgres
 @on_postgres
 async def test_once_every_removal_is_known_hits_are_not_read_back(
     store: BaseStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
-    await save_memory(store, USER, "Likes Hangzhou tea")
-    assert len(await recalled(store, "Hangzhou")) == 2  # not known yet: read back, and looked for
-    await reconciled(store)
+    await two_facts_known(store)
     rereads = counted_rereads(monkeypatch)
 
     assert sorted(await recalled(store, "Hangzhou")) == ["Likes Hangzhou tea", "Lives in Hangzhou"]
@@ -541,10 +547,7 @@ async def test_once_every_removal_is_known_hits_are_not_read_back(
 async def test_a_removal_behind_a_reconciled_index_is_never_returned(
     store: BaseStore, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    pinned = await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
-    await save_memory(store, USER, "Likes Hangzhou tea")
-    await recalled(store, "Hangzhou")
-    await reconciled(store)
+    pinned, _ = await two_facts_known(store)
 
     if how == "deleted":
         await store.adelete(FACTS, pinned)
@@ -570,10 +573,7 @@ async def test_a_removal_behind_a_reconciled_index_is_never_returned(
 async def test_a_forget_through_the_memory_layer_keeps_every_removal_known(
     store: BaseStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old = await save_memory(store, USER, "Lives in Hangzhou", category="location", pinned=True)
-    gone = await save_memory(store, USER, "Likes Hangzhou tea")
-    await recalled(store, "Hangzhou")
-    await reconciled(store)
+    old, gone = await two_facts_known(store)
     rereads = counted_rereads(monkeypatch)
     writer = Writer(store=store, user_id=USER)
 
