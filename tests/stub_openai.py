@@ -20,6 +20,10 @@ the test registers has a *mode* (how the provider behaves) and scripted answers:
 - ``bad_key``: 401, echoing the key it was sent (as OpenAI does, partly);
 - ``slow``: holds every answer until the test releases :attr:`StubOpenAI.release`.
 
+``POST /v1/embeddings`` answers for any model name: hashed words and character bigrams,
+unit length, with the ``dimensions`` asked for (384 when none is), so texts that share
+words are close, as a served embedder's would be.
+
 A model name nobody registered answers 404 ``model_not_found``; :meth:`StubOpenAI.stop`
 closes the port, so requests get a connection refused, and :meth:`StubOpenAI.start`
 listens on the same port again.
@@ -34,7 +38,10 @@ whatever it is asked to, say).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 import uuid
@@ -120,6 +127,12 @@ class StubOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/embeddings"):
+                    with stub._lock:
+                        stub.requests.append({**body, "_status": 200})
+                    self.close_connection = True  # the client keeps no connection open
+                    self._send_json(200, _embeddings(body), close=True)
+                    return
                 status, payload = stub.answer(body, self.headers.get("authorization", ""))
                 with stub._lock:
                     stub.requests.append({**body, "_status": status})
@@ -128,10 +141,14 @@ class StubOpenAI:
                 else:
                     self._send_json(status, payload)
 
-            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+            def _send_json(
+                self, status: int, payload: dict[str, Any], *, close: bool = False
+            ) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
+                if close:
+                    self.send_header("connection", "close")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -222,6 +239,30 @@ class _QuietServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass
+
+
+def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings response for ``body``'s input (a text or a list of texts)."""
+    texts = body.get("input")
+    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    dims = int(body.get("dimensions") or 384)
+    data = [
+        {"object": "embedding", "index": i, "embedding": _hashed_vector(str(text), dims)}
+        for i, text in enumerate(texts)
+    ]
+    return {"object": "list", "data": data, "model": body.get("model", ""), "usage": {}}
+
+
+def _hashed_vector(text: str, dims: int) -> list[float]:
+    vector = [0.0] * dims
+    for word in re.findall(r"\w+", text.casefold()):
+        for feature, weight in [(word, 1.0)] + [
+            (word[i : i + 2], 0.5) for i in range(len(word) - 1)
+        ]:
+            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+            vector[int.from_bytes(digest, "big") % dims] += weight
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
 
 
 def _error(message: str, code: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from langgraph.store.memory import InMemoryStore
 
 from assistant.inference import models
 from assistant.inference.models import (
@@ -14,6 +15,8 @@ from assistant.inference.models import (
     get_chat_model,
     get_embeddings,
 )
+from assistant.memory import UserMemory, about_food
+from stub_openai import StubOpenAI
 
 
 @pytest.fixture(autouse=True)
@@ -114,3 +117,31 @@ def test_served_embeddings_are_asked_for_384_dims(monkeypatch: pytest.MonkeyPatc
     assert isinstance(embeddings, OpenAIEmbeddings)
     assert embeddings.dimensions == models.EMBEDDING_DIMS
     assert embeddings.check_embedding_ctx_length is False  # no tiktoken download
+
+
+async def test_memory_works_on_a_served_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A served model's embeddings (the real client, a stub provider) behind the memory layer.
+
+    `OpenAIEmbeddings` is a pydantic model, which cannot be hashed: a cache keyed by the
+    embedder once failed every write.
+    """
+    stub = StubOpenAI().start()
+    try:
+        monkeypatch.setenv("ASSISTANT_EMBEDDINGS_MODEL", "stub-embed")
+        monkeypatch.setenv("ASSISTANT_EMBEDDINGS_BASE_URL", stub.base_url)
+        embeddings = get_embeddings()
+        assert isinstance(embeddings, OpenAIEmbeddings)
+        store = InMemoryStore(
+            index={"dims": models.EMBEDDING_DIMS, "embed": embeddings, "fields": ["content"]}
+        )
+        user = UserMemory(store, "served-user")
+        await user.save("Lives in Oslo", context="Where do you live these days?")
+        await user.save("Allergic to peanuts", category="constraint")
+        found = await user.recall("where do I live now?", limit=1)
+        assert [item.value["content"] for item in found] == ["Lives in Oslo"]
+        searched = await user.search("peanuts", limit=3)
+        assert [item.value["content"] for item in searched] == ["Allergic to peanuts"]
+        assert isinstance(await about_food(store, "what should I cook tonight?"), bool)
+        assert any(request.get("input") for request in stub.requests)
+    finally:
+        stub.stop()

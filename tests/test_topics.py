@@ -6,12 +6,15 @@ clear cases, written apart from that set.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langgraph.store.memory import InMemoryStore
 
 from assistant.inference.models import EMBEDDING_DIMS, E5Embeddings
 from assistant.memory import about_food
-from assistant.memory.search.topics import topic_of
+from assistant.memory.search.topics import TOPICS, topic_of
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +53,52 @@ async def test_other_questions_are_about_their_own_subject(
 
 async def test_an_empty_message_is_about_nothing(store: InMemoryStore) -> None:
     assert not await about_food(store, "  ")
+
+
+class _SlowEmbeddings(DeterministicFakeEmbedding):
+    """Hashed vectors, slow enough that callers overlap; counts the texts, can fail once."""
+
+    texts: list[str] = []
+    fail_first: bool = False
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        await asyncio.sleep(0.05)
+        if self.fail_first:
+            self.fail_first = False
+            raise RuntimeError("embedder down")
+        return self.embed_documents(texts)
+
+
+def _store_with(embeddings: _SlowEmbeddings) -> InMemoryStore:
+    return InMemoryStore(index={"dims": embeddings.size, "embed": embeddings, "fields": []})
+
+
+async def test_users_asking_at_once_embed_the_topics_once() -> None:
+    embeddings = _SlowEmbeddings(size=16, texts=[])
+    store = _store_with(embeddings)
+    messages = [f"message {n} about dinner" for n in range(20)]
+    topics = await asyncio.gather(*(topic_of(store, text) for text in messages))
+    assert all(topic in TOPICS for topic in topics)
+    await topic_of(store, "and one more")
+    assert sorted(embeddings.texts) == sorted(TOPICS.values())
+
+
+async def test_a_caller_that_gives_up_leaves_the_topics_to_the_others() -> None:
+    embeddings = _SlowEmbeddings(size=16, texts=[])
+    store = _store_with(embeddings)
+    leaving = asyncio.ensure_future(topic_of(store, "first"))
+    staying = asyncio.ensure_future(topic_of(store, "second"))
+    await asyncio.sleep(0.01)
+    leaving.cancel()
+    assert await staying in TOPICS
+    assert len(embeddings.texts) == len(TOPICS)
+
+
+async def test_topics_that_failed_to_embed_are_embedded_again() -> None:
+    embeddings = _SlowEmbeddings(size=16, texts=[], fail_first=True)
+    store = _store_with(embeddings)
+    with pytest.raises(RuntimeError, match="embedder down"):
+        await topic_of(store, "first")
+    assert await topic_of(store, "second") in TOPICS
+    assert len(embeddings.texts) == 2 * len(TOPICS)

@@ -8,11 +8,7 @@ anything matches at all: :func:`matching` keeps only the facts whose match score
 
 from __future__ import annotations
 
-import weakref
-from typing import Any
-
 import numpy as np
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, SearchItem
 
 from assistant.inference.tokens import is_cjk_text
@@ -24,6 +20,7 @@ from assistant.memory.search.index import (
     text_vectors,
 )
 from assistant.memory.search.ranking import match_scores
+from assistant.memory.search.vectors import fixed_vectors
 
 __all__ = ["MATCH_FLOOR", "matching"]
 
@@ -79,9 +76,6 @@ BACKGROUND = (
 """Facts of nobody in particular, in the languages users write in: what an unrelated fact
 scores against a query, the baseline of its match scores."""
 
-_BACKGROUND: weakref.WeakKeyDictionary[Embeddings, np.ndarray[Any, Any]] = (
-    weakref.WeakKeyDictionary()
-)
 _BACKGROUND_CJK = np.array([is_cjk_text(text) for text in BACKGROUND], dtype=bool)
 
 
@@ -101,11 +95,7 @@ async def matching(
     if not found:
         return []
     embeddings = store_embeddings(store)
-    background = _BACKGROUND.get(embeddings)
-    if background is None:
-        vectors = np.asarray(await embeddings.aembed_documents(list(BACKGROUND)), np.float32)
-        background = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-        _BACKGROUND[embeddings] = background
+    background = await fixed_vectors(embeddings, BACKGROUND)
     scores = match_scores(
         query,
         await embeddings.aembed_query(query),

@@ -14,13 +14,10 @@ query itself), so e5's cache answers and no turn pays a second embedding.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 
-from assistant.memory.search.vectors import store_embeddings
+from assistant.memory.search.vectors import fixed_vectors, store_embeddings
 
 __all__ = ["FOOD", "TOPICS", "about_food", "topic_of"]
 
@@ -44,16 +41,11 @@ TOPICS: dict[str, str] = {
 """The subjects a message is ranked against, each a short description (English; e5 matches
 other languages to it)."""
 
-_prototypes: weakref.WeakKeyDictionary[Embeddings, np.ndarray] = weakref.WeakKeyDictionary()
-
 
 async def topic_of(store: BaseStore, text: str) -> str:
     """The subject of :data:`TOPICS` that ``text`` is closest to."""
     embeddings = store_embeddings(store)
-    prototypes = _prototypes.get(embeddings)
-    if prototypes is None:
-        rows = np.asarray(await embeddings.aembed_documents(list(TOPICS.values())), np.float32)
-        prototypes = _prototypes[embeddings] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    prototypes = await fixed_vectors(embeddings, tuple(TOPICS.values()))
     vector = np.asarray(await embeddings.aembed_query(text), dtype=np.float32)
     return list(TOPICS)[int(np.argmax(prototypes @ vector))]
 

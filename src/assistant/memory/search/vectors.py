@@ -10,11 +10,12 @@ text or of another embedder is never reused.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -30,6 +31,7 @@ __all__ = [
     "drop_vectors",
     "embedded_texts",
     "embedding_dims",
+    "fixed_vectors",
     "save_vectors",
     "store_embeddings",
     "stored_vectors",
@@ -75,7 +77,35 @@ def store_embeddings(store: BaseStore) -> Embeddings:
     return get_embeddings()
 
 
-_DIMS: weakref.WeakKeyDictionary[Embeddings, int] = weakref.WeakKeyDictionary()
+V = TypeVar("V")
+
+
+class PerEmbedder(Generic[V]):
+    """A value kept for each embedder object while it lives, found by identity.
+
+    Not a `weakref.WeakKeyDictionary`: a served model's `OpenAIEmbeddings` is a pydantic
+    model, which cannot be hashed, so a dictionary keyed by it failed every write.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[weakref.ref[Embeddings], V]] = {}
+
+    def get(self, embeddings: Embeddings) -> V | None:
+        held = self._held.get(id(embeddings))
+        return held[1] if held is not None and held[0]() is embeddings else None
+
+    def set(self, embeddings: Embeddings, value: V) -> V:
+        key = id(embeddings)
+
+        def gone(ref: weakref.ref[Embeddings]) -> None:
+            if (held := self._held.get(key)) is not None and held[0] is ref:
+                del self._held[key]
+
+        self._held[key] = (weakref.ref(embeddings, gone), value)
+        return value
+
+
+_DIMS: PerEmbedder[int] = PerEmbedder()
 
 
 async def embedding_dims(embeddings: Embeddings) -> int:
@@ -92,8 +122,40 @@ async def embedding_dims(embeddings: Embeddings) -> int:
             dims = declared
         else:
             dims = len(await embeddings.aembed_query("dimension probe"))
-        _DIMS[embeddings] = dims
+        _DIMS.set(embeddings, dims)
     return dims
+
+
+_FIXED: PerEmbedder[dict[tuple[str, ...], asyncio.Task[Vector]]] = PerEmbedder()
+
+
+async def fixed_vectors(embeddings: Embeddings, texts: tuple[str, ...]) -> Vector:
+    """The unit vectors, by row, of constant ``texts`` embedded as passages: once per embedder.
+
+    Callers that ask at once share one embedding: a cold server's first turns all ask for
+    the same texts together (50 users' first turns embedded the 12 topic descriptions 34
+    times over). A caller that gives up leaves the embedding to the others; one that failed
+    is tried again by the next caller.
+    """
+    held = _FIXED.get(embeddings)
+    if held is None:
+        held = _FIXED.set(embeddings, {})
+    loop = asyncio.get_running_loop()
+    task = held.get(texts)
+    if task is None or task.get_loop() is not loop or _failed(task):
+        task = held[texts] = loop.create_task(_unit_rows(embeddings, texts))
+        task.add_done_callback(_failed)  # retrieved, so a failure nobody awaited is not logged
+    return await asyncio.shield(task)
+
+
+async def _unit_rows(embeddings: Embeddings, texts: tuple[str, ...]) -> Vector:
+    rows = np.asarray(await embeddings.aembed_documents(list(texts)), dtype=np.float32)
+    unit: Vector = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    return unit
+
+
+def _failed(task: asyncio.Task[Vector]) -> bool:
+    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 def _text_hash(texts: Sequence[str]) -> str:
