@@ -318,14 +318,13 @@ async def admit_run(user_id: str, run_id: str, value: Mapping[str, Any]) -> None
                 return  # the platform answers 404
             if thread is not None and thread.get(OWNER_KEY) not in (None, user_id):
                 return  # another user's thread: the platform answers 404
-        runs = records.runs(conn)
-        known = {str(run.get("run_id")) for run in runs}
-        in_flight = sum(
-            1
-            for run in runs
-            if run.get("status") in IN_FLIGHT
-            and (run.get("metadata") or {}).get(OWNER_KEY) == user_id
-        )
+        # One pass, and only the user's own run ids made text: the records hold every
+        # run of every user (a UUID each), and this runs for every run created.
+        in_flight, known = 0, set()
+        for run in records.runs(conn):
+            if (run.get("metadata") or {}).get(OWNER_KEY) == user_id:
+                known.add(str(run.get("run_id")))
+                in_flight += run.get("status") in IN_FLIGHT
         now = time.monotonic()
         admitted = _ADMITTED.setdefault(user_id, {})
         for waiting, since in list(admitted.items()):
