@@ -44,6 +44,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from typing import Any, Literal
 
@@ -183,7 +184,7 @@ class Neighbours:
     sharpness: float
     """Votes weigh ``exp(sharpness * (similarity - best similarity))``: nearer counts more."""
 
-    def share(self, vector: Sequence[float]) -> float:
+    def share(self, vector: Sequence[float] | npt.NDArray[np.float64]) -> float:
         """The weighted share of facts among the ``k`` messages nearest ``vector``."""
         query = np.asarray(vector, dtype=np.float32)
         similarity = self.vectors @ (query / (np.linalg.norm(query) or 1.0))
@@ -221,13 +222,20 @@ class Classifier:
     """How it was trained and measured (written by ``bench/gate.py --train``)."""
     neighbours: Neighbours | None = None
 
+    @cached_property
+    def _weights(self) -> npt.NDArray[np.float64]:
+        return np.asarray(self.weights, dtype=np.float64)
+
     def score(self, vector: Sequence[float]) -> float:
         """The probability that the message behind ``vector`` states a fact."""
-        logit = self.bias + math.fsum(w * x for w, x in zip(self.weights, vector, strict=True))
+        query = np.asarray(vector, dtype=np.float64)
+        if query.shape != self._weights.shape:
+            raise ValueError(f"a {len(query)}-dim vector for a {len(self.weights)}-dim gate")
+        logit = self.bias + float(self._weights @ query)  # on every turn: numpy, not a loop
         linear = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
         if self.neighbours is None:
             return linear
-        return (linear + self.neighbours.share(vector)) / 2
+        return (linear + self.neighbours.share(query)) / 2
 
     @classmethod
     def from_json(cls, data: dict[str, Any], neighbours: bytes | None = None) -> Classifier:
