@@ -53,6 +53,39 @@ async def test_a_postgres_uri_gives_a_postgres_store_with_the_project_index(
     assert [item.value["content"] for item in found] == ["Lives in Hangzhou"]
 
 
+@pytest.mark.postgres
+async def test_the_pool_lends_a_quiet_connection_without_a_round_trip_and_replaces_a_dead_one(
+    postgres_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+    from assistant.server.persistence.stores import pool
+
+    checks: list[object] = []
+    full_check = AsyncConnectionPool.check_connection
+
+    async def counted(conn: Any) -> None:
+        checks.append(conn)
+        await full_check(conn)
+
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(counted))
+    async with pool(postgres_uri) as connections:
+        for _ in range(5):
+            async with connections.connection() as conn:
+                backend = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
+        assert checks == []  # quiet connections: no round trip before each use
+        async with await AsyncConnection.connect(postgres_uri, autocommit=True) as admin:
+            # waits (up to 5 s) until the backend is gone, as a restart has when it returns
+            await admin.execute(
+                "SELECT pg_terminate_backend(%s, 5000)", [backend["pg_backend_pid"]]
+            )
+        async with connections.connection() as conn:  # what a Postgres restart does to all
+            row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
+        assert row["pg_backend_pid"] != backend["pg_backend_pid"]
+        assert len(checks) == 1  # the dead one was checked, failed and was replaced
+
+
 async def test_an_unreachable_postgres_is_an_error_naming_it_without_the_password() -> None:
     uri = f"postgresql://app:s3cret@127.0.0.1:{_closed_port()}/memory?connect_timeout=2"
     with pytest.raises(StorageError) as raised:
