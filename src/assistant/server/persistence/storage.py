@@ -9,7 +9,8 @@ whose ``checkpointer.path`` and ``store.path`` point at :func:`checkpointer` and
 embedded Postgres whose data is kept in ``.assistant_data/postgres`` of the server's
 working directory (`assistant.server.persistence.postgres`).
 
-Both keep a pool of connections that are checked before use, so a Postgres restarted
+Both keep a pool of connections; one that heard from the server while idle (a restart or a
+crash of Postgres closes it) is checked before use and replaced, so a Postgres restarted
 under a running server is reconnected on the next turn. A Postgres that cannot be
 reached, or that lacks pgvector, stops the server at start with :class:`StorageError`;
 nothing ever falls back to memory silently.

@@ -33,7 +33,7 @@ POOL_MAX_SIZE = 10
 
 @asynccontextmanager
 async def pool(uri: str) -> AsyncIterator[Any]:
-    """A connection pool on ``uri`` whose connections are checked before each use.
+    """A connection pool on ``uri`` whose connections are checked before use when disturbed.
 
     One connection is made first, so that an unreachable server or a missing pgvector
     fails at once with a clear error instead of the pool retrying in the background.
