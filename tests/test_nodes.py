@@ -1128,6 +1128,53 @@ async def test_a_fact_that_only_names_a_place_is_kept_in_the_restatements_words(
     assert sorted(await current_facts(store, "default-user")) == sorted(kept)
 
 
+@pytest.mark.parametrize(
+    ("said", "answer", "operations", "kept"),
+    [
+        # Qwen2.5-Coder-1.5B on the heard dev split: birch pollen became pineapples.
+        (
+            "аллергия на пыльцу березы, весной вообще ад",
+            "I have an allergy to pineapples and I don't eat them in the spring.",
+            [op("update", "I have an allergy to pineapples.", "constraint")],
+            ["аллергия на пыльцу березы, весной вообще ад"],
+        ),
+        # No operation: the restatement, translated, gives way to the message too.
+        (
+            "soy el único contador de la oficina",
+            "I am the only counter at the office.",
+            [],
+            ["soy el único contador de la oficina"],
+        ),
+        # A fact that shares a word with its message stays as written, in any language.
+        (
+            "不吃香菜，一点都不行",
+            "不吃香菜。",
+            [op("add", "Does not eat 香菜 (coriander)", "constraint")],
+            ["Does not eat 香菜 (coriander)"],
+        ),
+        # Two facts: which words are whose is unknown, so both stay as written.
+        (
+            "Меня зовут Оля, живу в Казани",
+            "My name is Olya and I live in Kazan.",
+            [op("add", "Name is Olya", "identity"), op("add", "Lives in Kazan", "location")],
+            ["Name is Olya", "Lives in Kazan"],
+        ),
+    ],
+)
+async def test_a_lone_fact_in_other_words_than_its_message_is_kept_in_the_users_words(
+    patch_model: PatchModel,
+    chat: Chat,
+    store: InMemoryStore,
+    said: str,
+    answer: str,
+    operations: list[dict[str, Any]],
+    kept: list[str],
+) -> None:
+    patch_model(["Noted."], structured=[restated(answer, *operations)])
+    await chat(said, context=Context(extraction_hold_s=0))
+    assert sorted(await current_facts(store, "default-user")) == sorted(kept)
+
+
 async def test_a_constraint_the_message_touches_is_written_under_it_in_the_prompt_only(
     patch_model: PatchModel, chat: Chat, store: InMemoryStore
 ) -> None:

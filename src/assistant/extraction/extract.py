@@ -292,17 +292,22 @@ async def decide_operations(
         message=as_data(truncate_text(text, MAX_EXTRACTION_TOKENS)),
     )
     result = await _ask(MemoryOperations, prompt, context)
-    operations = _said_in_full(
-        [
-            await _checked(_as_change(op, known, text), known, text, result.user_says, context)
-            for op in _rescued(result.operations, known, text)
-            if not _unfilled(op) and not _invented(op, text) and not _merges_known(op, known, text)
-        ],
-        result.user_says,
+    operations = _in_own_words(
+        _said_in_full(
+            [
+                await _checked(_as_change(op, known, text), known, text, result.user_says, context)
+                for op in _rescued(result.operations, known, text)
+                if not _unfilled(op)
+                and not _invented(op, text)
+                and not _merges_known(op, known, text)
+            ],
+            result.user_says,
+            text,
+        ),
         text,
     )
     if _decides_nothing(operations, known):
-        return await _restated(result.user_says, text, known, operations)
+        return _in_own_words(await _restated(result.user_says, text, known, operations), text)
     return operations
 
 
@@ -338,6 +343,50 @@ def _said_in_full(
         return list(operations)
     logger.info("Extraction named only %r; keeping its restatement: %r", written[0].content, said)
     return [full if op is written[0] else op for op in operations]
+
+
+def _in_own_words(operations: Sequence[MemoryOperation], text: str) -> list[MemoryOperation]:
+    """``operations``, with a lone new fact that shares no word with its message as the message.
+
+    Asked to write facts "in the language of the message, using the user's own words",
+    Qwen2.5-Coder-1.5B still translates some into English, and a small model's translation
+    loses what the fact is about: "аллергия на пыльцу березы, весной вообще ад" (birch pollen)
+    became "I have an allergy to pineapples", and a Spanish "soy el único contador de la
+    oficina" (the only accountant) "the only counter at the office". A fact that shares no
+    search term with the message it came from (stems and Chinese bigrams, English stop words
+    aside, as recall indexes them) was written in other words, most often another language;
+    the user's own words cannot be mistranslated, and e5 finds them from a question in any
+    language. Only a lone new or superseding fact (an update with no fact to update is one;
+    the model's restatement of the message included, `_restated`) of a message short enough
+    to be a fact (`MAX_RESTATED_CHARS`) is replaced: with several, which words are whose is
+    unknown.
+
+    >>> def add(content): return MemoryOperation(
+    ...     action="add", content=content, category="constraint", confidence=0.9)
+    >>> said = "аллергия на пыльцу березы, весной вообще ад"
+    >>> [op.content for op in _in_own_words([add("I have an allergy to pineapples")], said)]
+    ['аллергия на пыльцу березы, весной вообще ад']
+    >>> [op.content for op in _in_own_words([add("Allergic to birch pollen")], "allergic 2 birch")]
+    ['Allergic to birch pollen']
+    """
+    written = [op for op in operations if op.action != "skip"]
+    own = " ".join(text.split())
+    new = len(written) == 1 and (
+        written[0].action in ("add", "supersede") or written[0].target is None
+    )
+    if not new:  # an update of a known fact merges words of its own
+        return list(operations)
+    if len(own) > MAX_RESTATED_CHARS or not _other_words(written[0].content, own):
+        return list(operations)
+    logger.info("Extraction wrote %r in other words; keeping the message's: %r", written[0], own)
+    kept = written[0].model_copy(update={"content": own})
+    return [kept if op is written[0] else op for op in operations]
+
+
+def _other_words(content: str, text: str) -> bool:
+    """Whether ``content`` and ``text`` both have search terms, and none in common."""
+    said, written = set(tokenize(text)), set(tokenize(content))
+    return bool(said) and bool(written) and not said & written
 
 
 def _as_change(operation: MemoryOperation, known: Sequence[Item], text: str) -> MemoryOperation:
