@@ -1112,25 +1112,6 @@ async def test_a_known_fact_copied_into_a_new_one_is_taken_out_and_both_are_kept
             [op("add", "Graz", "location")],
             ["Graz"],
         ),
-    ],
-)
-async def test_a_fact_that_only_names_a_place_is_kept_in_the_restatements_words(
-    patch_model: PatchModel,
-    chat: Chat,
-    store: InMemoryStore,
-    said: str,
-    answer: str,
-    operations: list[dict[str, Any]],
-    kept: list[str],
-) -> None:
-    patch_model(["Noted."], structured=[restated(answer, *operations)])
-    await chat(said, context=Context(extraction_hold_s=0))
-    assert sorted(await current_facts(store, "default-user")) == sorted(kept)
-
-
-@pytest.mark.parametrize(
-    ("said", "answer", "operations", "kept"),
-    [
         # Qwen2.5-Coder-1.5B on the heard dev split: birch pollen became pineapples.
         (
             "аллергия на пыльцу березы, весной вообще ад",
@@ -1161,7 +1142,7 @@ async def test_a_fact_that_only_names_a_place_is_kept_in_the_restatements_words(
         ),
     ],
 )
-async def test_a_lone_fact_in_other_words_than_its_message_is_kept_in_the_users_words(
+async def test_a_lone_fact_is_kept_in_words_the_user_said(
     patch_model: PatchModel,
     chat: Chat,
     store: InMemoryStore,
