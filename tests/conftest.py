@@ -7,9 +7,6 @@ graph, the store and the nodes run for real.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import math
-import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -32,7 +29,7 @@ from assistant.run.context import Context
 from assistant.server.persistence.stores import make_store
 from devserver import PROVIDER_ENV
 from function_model import ChatFunction, FunctionChatModel, Replies, ScriptItem
-from helpers import create_database, noted_and_extracted_by_rules
+from helpers import create_database, hashed_vector, noted_and_extracted_by_rules
 
 PROVIDER_ENV_VARS = PROVIDER_ENV
 
@@ -56,13 +53,6 @@ def _fresh_providers() -> Iterator[None]:
 
 # --------------------------------------------------------------------------- embeddings
 
-_WORD = re.compile(r"\w+")
-
-
-def _bucket(feature: str) -> int:
-    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") % TEST_DIMS
-
 
 class TestEmbeddings(Embeddings):
     """Hashed bag of words and character bigrams in 64 dims, L2-normalised.
@@ -74,16 +64,7 @@ class TestEmbeddings(Embeddings):
     __test__ = False  # not a test class, despite the name
 
     def _embed(self, text: str) -> list[float]:
-        vector = [0.0] * TEST_DIMS
-        for word in _WORD.findall(text.casefold()):
-            vector[_bucket("w:" + word)] += 1.0
-            for i in range(len(word) - 1):
-                vector[_bucket("b:" + word[i : i + 2])] += 0.5
-        norm = math.sqrt(sum(x * x for x in vector))
-        if norm == 0:
-            vector[0] = 1.0
-            return vector
-        return [x / norm for x in vector]
+        return hashed_vector(text, TEST_DIMS)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [self._embed(text) for text in texts]

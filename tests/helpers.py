@@ -5,8 +5,10 @@ Import them as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import math
 import re
 import sys
 from collections.abc import Iterator
@@ -27,6 +29,30 @@ if TYPE_CHECKING:
     from function_model import FunctionChatModel
 
 # --------------------------------------------------------------------------- extractor answers
+
+
+def hashed_vector(text: str, dims: int) -> list[float]:
+    """A hashed bag of ``text``'s words and their character bigrams, L2-normalised.
+
+    Identical texts score 1.0; texts that share words score higher than texts that do not.
+    Deterministic across processes (no salted ``hash``). The test embedder's and the stub
+    provider's ``/v1/embeddings``.
+    """
+    vector = [0.0] * dims
+
+    def bucket(feature: str) -> int:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % dims
+
+    for word in re.findall(r"\w+", text.casefold()):
+        vector[bucket("w:" + word)] += 1.0
+        for i in range(len(word) - 1):
+            vector[bucket("b:" + word[i : i + 2])] += 0.5
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0:
+        vector[0] = 1.0
+        return vector
+    return [x / norm for x in vector]
 
 
 def op(

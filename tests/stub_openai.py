@@ -38,10 +38,7 @@ whatever it is asked to, say).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import re
 import threading
 import time
 import uuid
@@ -51,6 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from assistant.inference.providers import JSON_INSTRUCTION
+from helpers import hashed_vector
 
 MODES = (
     "full",
@@ -247,22 +245,10 @@ def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
     texts = [texts] if isinstance(texts, str) else list(texts or [])
     dims = int(body.get("dimensions") or 384)
     data = [
-        {"object": "embedding", "index": i, "embedding": _hashed_vector(str(text), dims)}
+        {"object": "embedding", "index": i, "embedding": hashed_vector(str(text), dims)}
         for i, text in enumerate(texts)
     ]
     return {"object": "list", "data": data, "model": body.get("model", ""), "usage": {}}
-
-
-def _hashed_vector(text: str, dims: int) -> list[float]:
-    vector = [0.0] * dims
-    for word in re.findall(r"\w+", text.casefold()):
-        for feature, weight in [(word, 1.0)] + [
-            (word[i : i + 2], 0.5) for i in range(len(word) - 1)
-        ]:
-            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
-            vector[int.from_bytes(digest, "big") % dims] += weight
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / norm for x in vector]
 
 
 def _error(message: str, code: str) -> dict[str, Any]:
