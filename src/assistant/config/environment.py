@@ -97,14 +97,31 @@ def env(
     return field(default=default, metadata=variable)
 
 
-def _variables(group: type[Any]) -> list[tuple[str, Variable]]:
-    return [(item.name, item.metadata["env"]) for item in fields(group) if "env" in item.metadata]
+_VARIABLES: dict[type[Any], tuple[tuple[str, Variable], ...]] = {}
+_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _variables(group: type[Any]) -> tuple[tuple[str, Variable], ...]:
+    """``group``'s fields read from the environment, with their variables.
+
+    Found once per group: its fields never change, and every settings call reads them.
+    """
+    found = _VARIABLES.get(group)
+    if found is None:
+        found = tuple(
+            (item.name, item.metadata["env"]) for item in fields(group) if "env" in item.metadata
+        )
+        _VARIABLES[group] = found
+    return found
 
 
 def env_names(group: type[Any]) -> tuple[str, ...]:
     """The variables ``group`` reads (fallbacks included), in declaration order."""
-    names = (name for _, var in _variables(group) for name in (var.name, var.fallback) if name)
-    return tuple(dict.fromkeys(names))
+    found = _NAMES.get(group)
+    if found is None:
+        names = (name for _, var in _variables(group) for name in (var.name, var.fallback) if name)
+        found = _NAMES[group] = tuple(dict.fromkeys(names))
+    return found
 
 
 def load(group: type[_Group], values: Mapping[str, str | None]) -> _Group:
