@@ -7,7 +7,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -159,6 +159,25 @@ async def test_a_question_about_when_shows_the_day_each_fact_was_said(
 
     await chat("我什么时候开始上陶艺课的？")
     assert f"(said {today})" in system_prompt(model)
+
+
+async def test_a_question_about_when_shows_the_days_a_facts_words_name(
+    patch_model: PatchModel, chat: Chat, store: InMemoryStore
+) -> None:
+    await save_memory(store, "default-user", "Went to a support group yesterday", category="other")
+    await save_memory(store, "default-user", "上周六去爬山了", category="other")
+    today = datetime.now(UTC).date()
+    yesterday = (today - timedelta(days=1)).isoformat()
+    model = patch_model(["Yesterday.", "上周六。"], structured=[operations_json()] * 2)
+
+    await chat("When did I go to the support group?")
+    facts = between(system_prompt(model), "user_facts")
+    said = f"(said {today.isoformat()}; the day it means: {yesterday})"
+    assert f"- Went to a support group yesterday {said}" in facts
+
+    await chat("我什么时候去爬山的？")
+    line = next(f for f in between(system_prompt(model), "user_facts").splitlines() if "爬山" in f)
+    assert line.startswith(f"- 上周六去爬山了 (said {today.isoformat()}; the day it means: 20")
 
 
 SEVEN_FACTS = [

@@ -42,6 +42,7 @@ from assistant.memory.namespaces import (
 from assistant.memory.records import FORGOTTEN, episode_record
 from assistant.memory.search.index import WEIGHTS, FusionWeights, store_embeddings
 from assistant.memory.search.query import asks_when
+from assistant.memory.search.temporal import named_days
 from assistant.memory.search.topics import about_food
 from assistant.memory.user_actions import resume_forgets
 from assistant.memory.user_memory import UserMemory, recall, save_memory
@@ -74,6 +75,7 @@ __all__ = [
     "list_episodes",
     "list_heard",
     "list_memories",
+    "named_days",
     "normalize_fact",
     "recall",
     "resume_forgets",

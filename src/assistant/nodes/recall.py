@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
@@ -176,19 +176,34 @@ def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[Re
 
     Facts are stored without the day they speak of, so "When did I move to Porto?" has only
     the day the fact was said to go by (a move supersedes the old city with a new fact, said
-    that day); other messages do without the tokens. The day comes from ``found``.
+    that day); other messages do without the tokens. The day comes from ``found``. A fact
+    whose words name days ("yesterday", "last week") also gets them, read as said that day
+    (`assistant.memory.named_days`): a small model given "Went to a support group yesterday
+    (said 2023-05-08)" answered "yesterday", or the day it was said.
 
     >>> from langgraph.store.base import SearchItem
-    >>> found = [SearchItem(("user_facts", "u"), "1", {"content": "Moved to Porto",
-    ...          "created_at": "2026-03-01T09:00:00+00:00"}, None, None)]
+    >>> found = [SearchItem(("user_facts", "u"), key, {"content": content,
+    ...          "created_at": "2023-05-08T09:00:00+00:00"}, None, None)
+    ...          for key, content in [("1", "Moved to Porto"), ("2", "Hiked yesterday")]]
     >>> dated([RecalledFact(id="1", content="Moved to Porto", category="location")], found)
-    [{'id': '1', 'content': 'Moved to Porto', 'category': 'location', 'said_on': '2026-03-01'}]
+    [{'id': '1', 'content': 'Moved to Porto', 'category': 'location', 'said_on': '2023-05-08'}]
+    >>> dated([RecalledFact(id="2", content="Hiked yesterday", category="other")], found)[0]
+    {'id': '2', 'content': 'Hiked yesterday', 'category': 'other', 'said_on': '2023-05-08', \
+'named_days': '2023-05-07'}
     """
     days = {item.key: str(item.value.get("created_at") or "")[:10] for item in found}
-    return [
-        RecalledFact(**fact, said_on=days[fact["id"]]) if days.get(fact["id"]) else fact
-        for fact in facts
-    ]
+    return [_dated(fact, days.get(fact["id"], "")) for fact in facts]
+
+
+def _dated(fact: RecalledFact, said_on: str) -> RecalledFact:
+    try:
+        said = date.fromisoformat(said_on)
+    except ValueError:  # no day, or not one
+        return fact
+    named = memory.named_days(fact["content"], said)
+    if named:
+        return RecalledFact(**fact, said_on=said_on, named_days=named)
+    return RecalledFact(**fact, said_on=said_on)
 
 
 async def _heed(

@@ -122,12 +122,21 @@ def fact_line(fact: RecalledFact) -> str:
     >>> fact_line(RecalledFact(id="1", content="Moved to Porto", category="location",
     ...                        said_on="2026-03-01"))
     '- Moved to Porto (said 2026-03-01)'
+    >>> fact_line(RecalledFact(id="1", content="Hiked yesterday", category="other",
+    ...                        said_on="2026-03-01", named_days="2026-02-28"))
+    '- Hiked yesterday (said 2026-03-01; the day it means: 2026-02-28)'
     """
     return f"- {as_data(fact['content'], one_line=True)}{_said(fact)}"
 
 
 def _said(fact: RecalledFact) -> str:
-    return f" (said {fact['said_on']})" if fact.get("said_on") else ""
+    if not fact.get("said_on"):
+        return ""
+    named = fact.get("named_days", "")
+    if not named:
+        return f" (said {fact['said_on']})"
+    days = "days" if " to " in named or ", " in named else "day"
+    return f" (said {fact['said_on']}; the {days} it means: {named})"
 
 
 REPEAT_SHARE = 0.75

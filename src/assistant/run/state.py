@@ -20,6 +20,9 @@ class RecalledFact(TypedDict):
     """What kind of fact it is (identity, location, preference, ...)."""
     said_on: NotRequired[str]
     """The day the user first said it (``YYYY-MM-DD``), shown when the message asks when."""
+    named_days: NotRequired[str]
+    """The days its words name ("yesterday", "last week"), read as said on ``said_on``
+    (`assistant.memory.named_days`), shown with it."""
 
 
 class RecalledEpisode(TypedDict):

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
-__all__ = ["MAX_SPAN_DAYS", "item_dates", "parse_day", "resolve_dates"]
+__all__ = ["MAX_SPAN_DAYS", "item_dates", "named_days", "parse_day", "resolve_dates"]
 
 MAX_SPAN_DAYS = 31
 """The longest span an expression ("last month") or an episode adds, in days."""
@@ -297,6 +297,34 @@ def resolve_dates(text: str, today: date) -> frozenset[date]:
     return frozenset(
         _resolve(_EN_PATTERNS, _EN_RULES, text, today)
         | _resolve(_ZH_PATTERNS, _ZH_RULES, text, today)
+    )
+
+
+def named_days(text: str, said: date) -> str:
+    """The days ``text`` names, read as said on ``said``, written out; "" when it names none.
+
+    A run of days in a row is written as its first and last ("last week"); days apart are
+    listed ("last Saturday" said on a Sunday is one of two).
+
+    >>> monday = date(2023, 5, 8)
+    >>> named_days("Went to a support group yesterday", monday)
+    '2023-05-07'
+    >>> named_days("Started a new job last week", monday)
+    '2023-05-01 to 2023-05-07'
+    >>> named_days("Went hiking last Saturday", date(2023, 5, 14))
+    '2023-05-06, 2023-05-13'
+    >>> named_days("Lives in Lyon", monday)
+    ''
+    """
+    runs: list[list[date]] = []
+    for day in sorted(resolve_dates(text, said)):
+        if runs and (day - runs[-1][-1]).days == 1:
+            runs[-1].append(day)
+        else:
+            runs.append([day])
+    return ", ".join(
+        run[0].isoformat() if len(run) == 1 else f"{run[0].isoformat()} to {run[-1].isoformat()}"
+        for run in runs
     )
 
 
