@@ -350,6 +350,30 @@ async def test_an_add_that_normalises_to_a_known_fact_becomes_a_skip(
     assert (await value(store, key))["mentions"] == 2
 
 
+@pytest.mark.parametrize(
+    ("said_again", "confirmed"),
+    [
+        ("family: I'm looking into adoption agencies for my future kids", True),
+        ("Familie: I'm looking into adoption agencies for my future kids.", True),
+        ("家人：I'm looking into adoption agencies for my future kids", True),
+        ("Daughter: allergic to peanuts", False),  # short: maybe the daughter's own fact
+    ],
+)
+async def test_a_known_fact_said_again_under_a_label_is_a_skip(
+    store: InMemoryStore, said_again: str, confirmed: bool
+) -> None:
+    long = await save_memory(
+        store, USER, "I'm looking into adoption agencies for my future kids.", category="decision"
+    )
+    short = await save_memory(store, USER, "Allergic to peanuts", category="constraint")
+    report = await apply(
+        store, ops(op("add", said_again, "other")), await known(store, long, short)
+    )
+    assert (report.confirmed == [long]) is confirmed
+    assert (report.added != []) is not confirmed
+    assert len(await stored_facts(store, USER)) == 2 + (not confirmed)
+
+
 async def test_an_update_or_supersede_that_repeats_a_known_fact_changes_nothing(
     store: InMemoryStore,
 ) -> None:
