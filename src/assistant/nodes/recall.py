@@ -6,7 +6,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import SearchItem
@@ -177,8 +178,8 @@ def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[Re
     Facts are stored without the day they speak of, so "When did I move to Porto?" has only
     the day the fact was said to go by (a move supersedes the old city with a new fact, said
     that day); other messages do without the tokens. The day comes from ``found``. A fact
-    whose words name days ("yesterday", "last week") also gets them, read as said that day
-    (`assistant.memory.named_days`): a small model given "Went to a support group yesterday
+    whose words name days ("yesterday", "last week") also gets them, read as said when it
+    was said (`assistant.memory.named_days`): a small model given "Went to a support group yesterday
     (said 2023-05-08)" answered "yesterday", or the day it was said.
 
     >>> from langgraph.store.base import SearchItem
@@ -191,16 +192,15 @@ def dated(facts: Sequence[RecalledFact], found: Sequence[SearchItem]) -> list[Re
     {'id': '2', 'content': 'Hiked yesterday', 'category': 'other', 'said_on': '2023-05-08', \
 'named_days': '2023-05-07'}
     """
-    days = {item.key: str(item.value.get("created_at") or "")[:10] for item in found}
-    return [_dated(fact, days.get(fact["id"], "")) for fact in facts]
+    values = {item.key: item.value for item in found}
+    return [_dated(fact, values.get(fact["id"], {})) for fact in facts]
 
 
-def _dated(fact: RecalledFact, said_on: str) -> RecalledFact:
-    try:
-        said = date.fromisoformat(said_on)
-    except ValueError:  # no day, or not one
+def _dated(fact: RecalledFact, value: dict[str, Any]) -> RecalledFact:
+    said_on = str(value.get("created_at") or "")[:10]
+    if not said_on:
         return fact
-    named = memory.named_days(fact["content"], said)
+    named = memory.named_days(value)
     if named:
         return RecalledFact(**fact, said_on=said_on, named_days=named)
     return RecalledFact(**fact, said_on=said_on)

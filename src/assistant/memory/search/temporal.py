@@ -300,24 +300,30 @@ def resolve_dates(text: str, today: date) -> frozenset[date]:
     )
 
 
-def named_days(text: str, said: date) -> str:
-    """The days ``text`` names, read as said on ``said``, written out; "" when it names none.
+def named_days(value: dict[str, Any]) -> str:
+    """The days a stored memory's words name, written out; "" when they name none.
 
-    A run of days in a row is written as its first and last ("last week"); days apart are
-    listed ("last Saturday" said on a Sunday is one of two).
+    Read as said on the day it was said, as recall's date tags read them (`item_dates`:
+    ``said_at``, else ``created_at``): a held message extracted the next morning still
+    means the day before it was said by "yesterday". A run of days in a row is written as
+    its first and last ("last week"); days apart are listed ("last Saturday" said on a
+    Sunday is one of two).
 
-    >>> monday = date(2023, 5, 8)
-    >>> named_days("Went to a support group yesterday", monday)
+    >>> def said(content, on): return {"content": content, "said_at": on}
+    >>> named_days(said("Went to a support group yesterday", "2023-05-08T21:00:00+00:00"))
     '2023-05-07'
-    >>> named_days("Started a new job last week", monday)
+    >>> named_days(said("Started a new job last week", "2023-05-08"))
     '2023-05-01 to 2023-05-07'
-    >>> named_days("Went hiking last Saturday", date(2023, 5, 14))
+    >>> named_days(said("Went hiking last Saturday", "2023-05-14"))
     '2023-05-06, 2023-05-13'
-    >>> named_days("Lives in Lyon", monday)
-    ''
+    >>> named_days({"content": "Left yesterday", "said_at": "2023-05-08T23:50:00+00:00",
+    ...             "created_at": "2023-05-09T00:10:00+00:00"})  # held, extracted after midnight
+    '2023-05-07'
+    >>> named_days(said("Lives in Lyon", "2023-05-08")), named_days({"content": "Left yesterday"})
+    ('', '')
     """
     runs: list[list[date]] = []
-    for day in sorted(resolve_dates(text, said)):
+    for day in sorted(item_dates(value)[0]):
         if runs and (day - runs[-1][-1]).days == 1:
             runs[-1].append(day)
         else:
